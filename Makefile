@@ -1,0 +1,43 @@
+# The two commands of the README:
+#   make serve   set up, then run `aclstore serve` on the embedded default
+#   make test    set up, then run lint, type checks and every test tier
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup jars serve test lint typecheck pytest unit clean
+
+$(BIN)/python:
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found: install Python 3.11"; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+jars: setup
+	$(BIN)/python -m store.runtime
+
+serve: setup
+	$(BIN)/aclstore serve $(ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+
+typecheck: setup
+	$(BIN)/mypy
+
+pytest: jars
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+unit: setup
+	$(BIN)/pytest -m unit $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,226 @@
+"""A real Apache Kafka broker (KRaft, combined broker + controller) as a local JVM process.
+
+The jars come from Maven Central (:func:`store.runtime.maven.kafka_classpath`); storage is
+formatted with Kafka's own ``StorageTool``; the broker listens on loopback only, on free ports
+chosen once so that a restarted broker keeps its address.  ``stop()`` / ``start()`` keep the
+data directory, which is what a broker-restart test needs.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+from store.runtime.errors import BrokerStartError
+from store.runtime.maven import kafka_classpath, require_java
+
+FAST_COMPACTION: Mapping[str, str] = {
+    # The cleaner wakes often and cleans as soon as anything is dirty, so tests can observe
+    # compaction within seconds. Topics still need small segment.ms to roll segments.
+    "log.cleaner.backoff.ms": "250",
+    "log.cleaner.min.cleanable.ratio": "0.01",
+    "log.cleaner.min.compaction.lag.ms": "0",
+    "log.segment.delete.delay.ms": "500",
+    "log.retention.check.interval.ms": "1000",
+}
+"""Broker settings for tests that observe log compaction."""
+
+_LOG4J2 = """status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.cleaner.name = kafka.log.LogCleaner
+logger.cleaner.level = INFO
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+"""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+class LocalKafka:
+    """One KRaft node acting as broker and controller, bound to 127.0.0.1.
+
+    Use as a context manager, or call :meth:`start` and :meth:`stop`.  ``log_path`` is the
+    broker's own log (kept after stop, for a failing test's report).
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        overrides: Mapping[str, str] | None = None,
+        heap: str = "768m",
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.broker_port = free_port()
+        self.controller_port = free_port()
+        self.overrides = dict(overrides or {})
+        self.heap = heap
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._formatted = False
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.broker_port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / "logs" / "server.log"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _properties(self) -> dict[str, str]:
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+            "listeners": (
+                f"PLAINTEXT://127.0.0.1:{self.broker_port},"
+                f"CONTROLLER://127.0.0.1:{self.controller_port}"
+            ),
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.broker_port}",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "log.dirs": str(self.workdir / "data"),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.num.partitions": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.num.partitions": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "auto.create.topics.enable": "false",
+        }
+        props.update(FAST_COMPACTION)
+        props.update(self.overrides)
+        return props
+
+    def _java(self, main: str, *args: str, log: Path | None = None) -> list[str]:
+        classpath = os.pathsep.join(str(p) for p in kafka_classpath())
+        cmd = [require_java(), f"-Xmx{self.heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
+        if log is not None:
+            config = self.workdir / "log4j2.properties"
+            config.write_text(_LOG4J2.format(log=log))
+            cmd.append(f"-Dlog4j2.configurationFile={config}")
+        return [*cmd, "-cp", classpath, main, *args]
+
+    def _format(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "logs").mkdir(exist_ok=True)
+        props = self.workdir / "server.properties"
+        props.write_text("".join(f"{k}={v}\n" for k, v in self._properties().items()))
+        if (self.workdir / "data" / "meta.properties").exists():
+            self._formatted = True
+            return
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        proc = subprocess.run(
+            self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise BrokerStartError(
+                f"formatting KRaft storage in {self.workdir} failed: {proc.stderr.strip()[-500:]}"
+            )
+        self._formatted = True
+
+    def start(self, *, timeout: float = 90.0) -> str:
+        """Start (or restart) the broker and wait until it answers metadata requests."""
+        if self.running:
+            return self.bootstrap_servers
+        self._format()
+        stdout = (self.workdir / "logs" / "stdout.log").open("ab")
+        self._proc = subprocess.Popen(
+            self._java("kafka.Kafka", str(self.workdir / "server.properties"), log=self.log_path),
+            stdout=stdout,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        stdout.close()
+        self._wait_ready(timeout)
+        return self.bootstrap_servers
+
+    def _wait_ready(self, timeout: float) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc is not None and self._proc.poll() is not None:
+                raise BrokerStartError(
+                    f"the Kafka broker exited with code {self._proc.returncode} during start; "
+                    f"see {self.log_path}"
+                )
+            if _port_open(self.broker_port):
+                admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+                try:
+                    metadata = admin.list_topics(timeout=2)
+                    if metadata.brokers:
+                        return
+                except Exception:  # the broker is still starting; KafkaException until it answers
+                    pass
+            time.sleep(0.2)
+        self.stop()
+        raise BrokerStartError(
+            f"the Kafka broker did not answer within {timeout:.0f}s; see {self.log_path}"
+        )
+
+    def stop(self, *, timeout: float = 30.0) -> None:
+        """Stop gracefully (SIGTERM, a controlled shutdown), killing it after ``timeout``."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    def kill(self) -> None:
+        """SIGKILL the broker (a crash, for fault tests)."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    def __enter__(self) -> LocalKafka:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

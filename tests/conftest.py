@@ -1,0 +1,117 @@
+"""Session fixtures: a real Kafka broker and a real local Spark, each started once per run.
+
+Kafka comes from, in order: ``KAFKA_BOOTSTRAP_SERVERS`` (an existing cluster), testcontainers'
+Kafka module when a Docker engine answers, else a local KRaft JVM process
+(:class:`store.runtime.kafka_process.LocalKafka`), which must always work.
+
+Tiers: a test that uses a Kafka fixture is marked ``kafka``, one that uses ``spark`` is marked
+``spark``, and every other test is ``unit``; ``pytest -m unit`` runs the fast tier alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from store.runtime.kafka_process import LocalKafka
+
+KAFKA_FIXTURES = {"kafka_bootstrap", "kafka_broker", "unique_topic"}
+SPARK_FIXTURES = {"spark"}
+
+_broker_logs: list[Path] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & KAFKA_FIXTURES and not item.get_closest_marker("kafka"):
+            item.add_marker(pytest.mark.kafka)
+        if fixtures & SPARK_FIXTURES and not item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.spark)
+        if not any(item.get_closest_marker(m) for m in ("kafka", "spark", "unit")):
+            item.add_marker(pytest.mark.unit)
+
+
+def _docker_engine_answers() -> bool:
+    if os.environ.get("ACLSTORE_KAFKA_MODE", "") == "local" or shutil.which("docker") is None:
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=5).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka | None]:
+    """The local broker this run started, or None when the run uses another cluster.
+
+    Tests that stop/restart the broker need a LocalKafka and skip (with the reason) otherwise.
+    """
+    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or _docker_engine_answers():
+        yield None
+        return
+    broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
+    _broker_logs.append(broker.log_path)
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(kafka_broker: LocalKafka | None) -> Iterator[str]:
+    """Bootstrap address of a real Kafka cluster for the whole run."""
+    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if kafka_broker is not None:
+        yield kafka_broker.bootstrap_servers
+    elif external:
+        yield external
+    else:  # a Docker engine answers: testcontainers' Kafka module (KRaft)
+        from testcontainers.kafka import KafkaContainer
+
+        with KafkaContainer().with_kraft() as container:
+            yield container.get_bootstrap_server()
+
+
+@pytest.fixture
+def unique_topic(kafka_bootstrap: str) -> Callable[[str], str]:
+    """A factory of topic names no other test uses."""
+
+    def make(prefix: str = "t") -> str:
+        return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One local SparkSession (``local[2]``) with Spark's Kafka source, for the whole run."""
+    from jobs.session import build_session
+
+    session = build_session("aclstore-tests", warehouse=tmp_path_factory.mktemp("warehouse"))
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.fixture
+def checkpoint_dir(tmp_path: Path) -> Path:
+    """A fresh Structured Streaming checkpoint folder."""
+    path = tmp_path / "checkpoint"
+    path.mkdir()
+    return path
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if exitstatus != 0 and _broker_logs:
+        for log in _broker_logs:
+            terminalreporter.write_line(f"Kafka broker log kept for this failing run: {log}")
