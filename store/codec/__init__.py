@@ -1,0 +1,70 @@
+"""Change-event codecs (Avro single-object encoding, KIP-290-compatible JSON) and log keys.
+
+:func:`decode_event` reads a value written by either codec (it tells them apart by the first
+byte), so a log may hold both.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from store.codec.avro_codec import MARKER, AvroEventCodec
+from store.codec.base import EventCodec
+from store.codec.errors import (
+    EventFormatError,
+    NewerFormatRequiredError,
+    RecordDecodeError,
+    UndecodableRecordError,
+    UnknownWriterSchemaError,
+)
+from store.codec.json_codec import JsonEventCodec
+from store.codec.keys import ConfigKey, binding_key, config_key, event_key, parse_key
+from store.events import LATEST_FORMAT_VERSION, ChangeEvent
+
+__all__ = [
+    "AvroEventCodec",
+    "ConfigKey",
+    "EventCodec",
+    "EventFormatError",
+    "JsonEventCodec",
+    "NewerFormatRequiredError",
+    "RecordDecodeError",
+    "UndecodableRecordError",
+    "UnknownWriterSchemaError",
+    "binding_key",
+    "codec_named",
+    "config_key",
+    "decode_event",
+    "event_key",
+    "parse_key",
+]
+
+
+@cache
+def _default(name: str) -> EventCodec:
+    return AvroEventCodec() if name == "avro" else JsonEventCodec()
+
+
+def codec_named(name: str, *, writer_version: int = LATEST_FORMAT_VERSION) -> EventCodec:
+    """``"avro"`` or ``"json"``."""
+    if name == "avro":
+        return AvroEventCodec(writer_version=writer_version)
+    if name == "json":
+        return JsonEventCodec(writer_version=writer_version)
+    raise ValueError(f"unknown event codec {name!r}; use 'avro' or 'json'")
+
+
+def decode_event(
+    value: bytes, *, offset: int = -1, reader_version: int = LATEST_FORMAT_VERSION
+) -> ChangeEvent:
+    """Decode a value of either codec: Avro starts with ``C3 01``, JSON with ``{``."""
+    if value[:2] == MARKER:
+        codec = _default("avro")
+    elif value[:1] == b"{":
+        codec = _default("json")
+    else:
+        raise UndecodableRecordError(
+            f"value {value[:12]!r}... is neither Avro single-object encoding nor JSON",
+            offset=offset,
+        )
+    return codec.decode(value, offset=offset, reader_version=reader_version)
