@@ -158,12 +158,13 @@ class ResourcePattern:
     pattern_type: PatternType = PatternType.LITERAL
 
     def __post_init__(self) -> None:
+        # Kafka's constructor order: requireNonNull(name) before the ANY/MATCH checks.
+        if not isinstance(self.name, str):
+            raise TypeError("name must be a string")
         if self.resource_type is ResourceType.ANY:
             raise ValueError("resourceType must not be ANY")
         if self.pattern_type in (PatternType.MATCH, PatternType.ANY):
             raise ValueError(f"patternType must not be {self.pattern_type.name}")
-        if not isinstance(self.name, str):
-            raise TypeError("name must be a string")
 
     @property
     def is_unknown(self) -> bool:
@@ -392,18 +393,19 @@ class AccessControlEntryFilter:
         return self.permission_type is AclPermissionType.ANY or self.permission_type == entry.permission_type
 
     def find_indefinite_field(self) -> str | None:
+        """Kafka's ``AccessControlEntryData`` wording: unlike the pattern filter's, no period."""
         if self.principal is None:
-            return "Principal is NULL."
+            return "Principal is NULL"
         if self.host is None:
-            return "Host is NULL."
+            return "Host is NULL"
         if self.operation is AclOperation.ANY:
-            return "Operation is ANY."
+            return "Operation is ANY"
         if self.operation is AclOperation.UNKNOWN:
-            return "Operation is UNKNOWN."
+            return "Operation is UNKNOWN"
         if self.permission_type is AclPermissionType.ANY:
-            return "Permission type is ANY."
+            return "Permission type is ANY"
         if self.permission_type is AclPermissionType.UNKNOWN:
-            return "Permission type is UNKNOWN."
+            return "Permission type is UNKNOWN"
         return None
 
     def matches_at_most_one(self) -> bool:

@@ -1,0 +1,47 @@
+"""Kafka-exact authorization: the decision rules, their configuration and an in-memory index.
+
+Start with :func:`authorize` and :func:`authorize_by_resource_type` (``rules``), which read
+ACLs through the :class:`AclView` protocol (``view``); :class:`InMemoryAclIndex` (``index``)
+implements it with dicts.
+"""
+
+from store.authorizer.config import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG, AuthorizerConfig
+from store.authorizer.decision import (
+    ALLOWED,
+    DENIED,
+    Action,
+    AuthorizationResult,
+    Decision,
+    DecisionRule,
+    InvalidActionError,
+    find_result,
+)
+from store.authorizer.index import InMemoryAclIndex
+from store.authorizer.rules import (
+    PROBE_RESOURCE_NAME,
+    authorize,
+    authorize_by_resource_type,
+    check_by_resource_type_args,
+)
+from store.authorizer.view import AclView, ScanAclView, describe
+
+__all__ = [
+    "ALLOWED",
+    "ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG",
+    "DENIED",
+    "PROBE_RESOURCE_NAME",
+    "AclView",
+    "Action",
+    "AuthorizationResult",
+    "AuthorizerConfig",
+    "Decision",
+    "DecisionRule",
+    "InMemoryAclIndex",
+    "InvalidActionError",
+    "ScanAclView",
+    "authorize",
+    "authorize_by_resource_type",
+    "check_by_resource_type_args",
+    "describe",
+    "find_result",
+]

@@ -1,0 +1,369 @@
+"""``InMemoryAclIndex``: an :class:`~store.authorizer.view.AclView` over plain dicts.
+
+Two indexes of the same bindings, each shaped for one question:
+
+* :class:`AclTables` answers ``authorize``: per resource type, LITERAL and PREFIXED patterns
+  by exact name, then principal, then host, down to a :class:`Grant` holding bit masks of
+  the operations its ACLs allow and deny.  A decision is a handful of dict lookups: the
+  exact name, ``*``, and each prefix of the name whose length some PREFIXED pattern has.
+* :class:`PrincipalAcls` answers ``authorize_by_resource_type``: per resource type and
+  principal, the ALLOW/DENY LITERAL/PREFIXED names bucketed by (host, operation), so the
+  question reads only the requesting principal's and ``User:*``'s ACLs.
+
+Bindings whose pattern type is UNKNOWN (written by a newer Kafka) are stored and listed but
+never applied: Kafka's range scan happens to treat them like PREFIXED; we do not guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from store.acl import (
+    WILDCARD_RESOURCE,
+    AclBinding,
+    AclBindingFilter,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
+from store.authorizer.decision import (
+    ALLOWED,
+    DENIED,
+    Decision,
+    DecisionRule,
+    covered_operations,
+)
+
+TYPE_SLOTS = max(ResourceType) + 1
+"""Tables are lists indexed by the resource type's int8 code."""
+
+
+class Grant:
+    """The ACLs of one resource pattern for one (principal, host): their operation masks.
+
+    ``deny_mask`` / ``allow_mask`` hold a bit per requested operation the ACLs cover (see
+    :func:`~store.authorizer.decision.covered_operations`).  Each ACL keeps a ready-made
+    :class:`Decision` so that answering allocates nothing.
+    """
+
+    __slots__ = ("allow_mask", "decisions", "deny_mask")
+
+    def __init__(self) -> None:
+        self.allow_mask = 0
+        self.deny_mask = 0
+        self.decisions: dict[AclBinding, tuple[int, Decision]] = {}
+
+    def add(self, binding: AclBinding) -> bool:
+        if binding in self.decisions:
+            return False
+        mask = covered_operations(binding.operation, binding.permission_type)
+        if binding.permission_type is AclPermissionType.ALLOW:
+            self.allow_mask |= mask
+            decision = Decision(ALLOWED, DecisionRule.MATCHING_ACL, binding)
+        else:  # DENY (Kafka also treats UNKNOWN permission types as DENY)
+            self.deny_mask |= mask
+            decision = Decision(DENIED, DecisionRule.MATCHING_ACL, binding)
+        self.decisions[binding] = (mask, decision)
+        return True
+
+    def remove(self, binding: AclBinding) -> bool:
+        if self.decisions.pop(binding, None) is None:
+            return False
+        self.allow_mask = self.deny_mask = 0
+        for mask, decision in self.decisions.values():
+            if decision.result is ALLOWED:
+                self.allow_mask |= mask
+            else:
+                self.deny_mask |= mask
+        return True
+
+    def decision_for(self, op_bit: int, result: object) -> Decision:
+        """The decision of an ACL here with ``result`` covering ``op_bit`` (which must exist)."""
+        for mask, decision in self.decisions.values():
+            if decision.result is result and mask & op_bit:
+                return decision
+        raise LookupError("no ACL covers the operation")  # masks and decisions disagree
+
+
+class PatternAcls:
+    """All ACLs of one resource pattern: ``grants[principal][host]``."""
+
+    __slots__ = ("count", "grants")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.grants: dict[str, dict[str, Grant]] = {}
+
+    def bindings(self) -> Iterator[AclBinding]:
+        for by_host in self.grants.values():
+            for grant in by_host.values():
+                yield from grant.decisions
+
+
+class AclTables:
+    """Per resource type code: LITERAL and PREFIXED patterns by name, and PREFIXED lengths."""
+
+    __slots__ = ("_length_counts", "literal", "prefix_lengths", "prefixed")
+
+    def __init__(self) -> None:
+        self.literal: list[dict[str, PatternAcls]] = [{} for _ in range(TYPE_SLOTS)]
+        self.prefixed: list[dict[str, PatternAcls]] = [{} for _ in range(TYPE_SLOTS)]
+        self.prefix_lengths: list[tuple[int, ...]] = [() for _ in range(TYPE_SLOTS)]
+        self._length_counts: list[dict[int, int]] = [{} for _ in range(TYPE_SLOTS)]
+
+    def table(self, resource_type: ResourceType, pattern_type: PatternType) -> dict[str, PatternAcls]:
+        if pattern_type is PatternType.LITERAL:
+            return self.literal[resource_type]
+        return self.prefixed[resource_type]
+
+    def pattern_added(self, resource_type: int, pattern_type: PatternType, name: str) -> None:
+        if pattern_type is PatternType.PREFIXED:
+            counts = self._length_counts[resource_type]
+            counts[len(name)] = counts.get(len(name), 0) + 1
+            if counts[len(name)] == 1:
+                self.prefix_lengths[resource_type] = tuple(sorted(counts))
+
+    def pattern_removed(self, resource_type: int, pattern_type: PatternType, name: str) -> None:
+        if pattern_type is PatternType.PREFIXED:
+            counts = self._length_counts[resource_type]
+            counts[len(name)] -= 1
+            if counts[len(name)] == 0:
+                del counts[len(name)]
+                self.prefix_lengths[resource_type] = tuple(sorted(counts))
+
+    def applicable(self, resource_type: int, name: str) -> Iterator[PatternAcls]:
+        """The patterns that apply to LITERAL ``name``: exact, each stored prefix, then ``*``."""
+        found = self.literal[resource_type].get(name)
+        if found is not None:
+            yield found
+        prefixed = self.prefixed[resource_type]
+        for length in self.prefix_lengths[resource_type]:
+            if length > len(name):
+                break
+            found = prefixed.get(name[:length])
+            if found is not None:
+                yield found
+        if name != WILDCARD_RESOURCE:
+            found = self.literal[resource_type].get(WILDCARD_RESOURCE)
+            if found is not None:
+                yield found
+
+
+class TypeBucket:
+    """One principal's ALLOW/DENY names of one resource type for one (host, operation)."""
+
+    __slots__ = ("allow_literal", "allow_prefixed", "deny_literal", "deny_prefixed")
+
+    def __init__(self) -> None:
+        self.allow_literal: dict[str, AclBinding] = {}
+        self.allow_prefixed: dict[str, AclBinding] = {}
+        self.deny_literal: dict[str, AclBinding] = {}
+        self.deny_prefixed: dict[str, AclBinding] = {}
+
+    def slot(self, binding: AclBinding) -> dict[str, AclBinding]:
+        allow = binding.permission_type is AclPermissionType.ALLOW
+        if binding.pattern_type is PatternType.LITERAL:
+            return self.allow_literal if allow else self.deny_literal
+        return self.allow_prefixed if allow else self.deny_prefixed
+
+    def __bool__(self) -> bool:
+        return bool(self.allow_literal or self.allow_prefixed or self.deny_literal or self.deny_prefixed)
+
+    def bindings(self) -> Iterator[AclBinding]:
+        yield from self.allow_literal.values()
+        yield from self.allow_prefixed.values()
+        yield from self.deny_literal.values()
+        yield from self.deny_prefixed.values()
+
+
+class PrincipalAcls:
+    """One principal's ACLs of one resource type: ``buckets[(host, operation code)]``.
+
+    ACLs that ``authorizeByResourceType`` ignores (UNKNOWN pattern or permission types) sit
+    in ``others`` so that :meth:`InMemoryAclIndex.acls_for_principal` still lists them.
+    """
+
+    __slots__ = ("buckets", "count", "others")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.buckets: dict[tuple[str, int], TypeBucket] = {}
+        self.others: set[AclBinding] = set()
+
+    def bindings(self) -> Iterator[AclBinding]:
+        for bucket in self.buckets.values():
+            yield from bucket.bindings()
+        yield from self.others
+
+
+def _by_type_indexable(binding: AclBinding) -> bool:
+    return binding.pattern_type.is_specific and binding.permission_type in (
+        AclPermissionType.ALLOW,
+        AclPermissionType.DENY,
+    )
+
+
+class InMemoryAclIndex:
+    """A mutable, dict-backed :class:`~store.authorizer.view.AclView`.
+
+    ``add``/``remove`` are O(1) (plus a sort of the distinct PREFIXED name lengths when a
+    new length appears); adding a binding twice keeps one copy, as Kafka's ACL set does.
+    """
+
+    def __init__(self, bindings: Iterable[AclBinding] = ()) -> None:
+        self.tables = AclTables()
+        self._by_principal: list[dict[str, PrincipalAcls]] = [{} for _ in range(TYPE_SLOTS)]
+        self._unindexed: set[AclBinding] = set()
+        self._count = 0
+        for binding in bindings:
+            self.add(binding)
+
+    # --- mutation ------------------------------------------------------------------------
+
+    def add(self, binding: AclBinding) -> bool:
+        """Add ``binding``; False when it was already present."""
+        if not binding.pattern_type.is_specific:
+            if binding in self._unindexed:
+                return False
+            self._unindexed.add(binding)
+        else:
+            rt = int(binding.resource_type)
+            table = self.tables.table(binding.resource_type, binding.pattern_type)
+            pattern = table.get(binding.name)
+            if pattern is None:
+                pattern = table[binding.name] = PatternAcls()
+                self.tables.pattern_added(rt, binding.pattern_type, binding.name)
+            by_host = pattern.grants.setdefault(binding.principal, {})
+            grant = by_host.get(binding.host)
+            if grant is None:
+                grant = by_host[binding.host] = Grant()
+            if not grant.add(binding):
+                return False
+            pattern.count += 1
+        self._principal_acls_add(binding)
+        self._count += 1
+        return True
+
+    def remove(self, binding: AclBinding) -> bool:
+        """Remove ``binding``; False when it was not present."""
+        if not binding.pattern_type.is_specific:
+            if binding not in self._unindexed:
+                return False
+            self._unindexed.discard(binding)
+        else:
+            rt = int(binding.resource_type)
+            table = self.tables.table(binding.resource_type, binding.pattern_type)
+            pattern = table.get(binding.name)
+            by_host = pattern.grants.get(binding.principal) if pattern else None
+            grant = by_host.get(binding.host) if by_host else None
+            if pattern is None or by_host is None or grant is None or not grant.remove(binding):
+                return False
+            if not grant.decisions:
+                del by_host[binding.host]
+                if not by_host:
+                    del pattern.grants[binding.principal]
+            pattern.count -= 1
+            if pattern.count == 0:
+                del table[binding.name]
+                self.tables.pattern_removed(rt, binding.pattern_type, binding.name)
+        self._principal_acls_remove(binding)
+        self._count -= 1
+        return True
+
+    def _principal_acls_add(self, binding: AclBinding) -> None:
+        per_type = self._by_principal[binding.resource_type]
+        acls = per_type.get(binding.principal)
+        if acls is None:
+            acls = per_type[binding.principal] = PrincipalAcls()
+        acls.count += 1
+        if not _by_type_indexable(binding):
+            acls.others.add(binding)
+            return
+        key = (binding.host, int(binding.operation))
+        bucket = acls.buckets.get(key)
+        if bucket is None:
+            bucket = acls.buckets[key] = TypeBucket()
+        bucket.slot(binding)[binding.name] = binding
+
+    def _principal_acls_remove(self, binding: AclBinding) -> None:
+        per_type = self._by_principal[binding.resource_type]
+        acls = per_type[binding.principal]
+        if _by_type_indexable(binding):
+            key = (binding.host, int(binding.operation))
+            bucket = acls.buckets[key]
+            del bucket.slot(binding)[binding.name]
+            if not bucket:
+                del acls.buckets[key]
+        else:
+            acls.others.discard(binding)
+        acls.count -= 1
+        if acls.count == 0:
+            del per_type[binding.principal]
+
+    # --- reading -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, binding: object) -> bool:
+        if not isinstance(binding, AclBinding):
+            return False
+        if not binding.pattern_type.is_specific:
+            return binding in self._unindexed
+        pattern = self.tables.table(binding.resource_type, binding.pattern_type).get(binding.name)
+        by_host = pattern.grants.get(binding.principal) if pattern else None
+        grant = by_host.get(binding.host) if by_host else None
+        return grant is not None and binding in grant.decisions
+
+    def __iter__(self) -> Iterator[AclBinding]:
+        return self.bindings()
+
+    def bindings(self) -> Iterator[AclBinding]:
+        for tables in (self.tables.literal, self.tables.prefixed):
+            for by_name in tables:
+                for pattern in by_name.values():
+                    yield from pattern.bindings()
+        yield from self._unindexed
+
+    def matching_acls(self, resource_type: ResourceType, name: str) -> Iterator[AclBinding]:
+        for pattern in self.tables.applicable(int(resource_type), name):
+            yield from pattern.bindings()
+
+    def principal_acls(self, resource_type: ResourceType, principal: str) -> PrincipalAcls | None:
+        """The by-type index of one principal (exact text), or None when it has no ACLs."""
+        return self._by_principal[resource_type].get(principal)
+
+    def acls_for_principal(self, resource_type: ResourceType, principal: str) -> Iterator[AclBinding]:
+        acls = self._by_principal[resource_type].get(principal)
+        if acls is not None:
+            yield from acls.bindings()
+
+    def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
+        """DescribeAcls: the matching bindings in Kafka's order, reading only candidate patterns."""
+        return sorted(b for b in self._candidates(acl_filter) if acl_filter.matches(b))
+
+    def _candidates(self, acl_filter: AclBindingFilter) -> Iterator[AclBinding]:
+        pf = acl_filter.pattern_filter
+        yield from self._unindexed
+        if pf.resource_type is ResourceType.ANY:
+            types = range(TYPE_SLOTS)
+        else:
+            types = range(int(pf.resource_type), int(pf.resource_type) + 1)
+        for rt in types:
+            if pf.name is None or pf.pattern_type not in (
+                PatternType.LITERAL,
+                PatternType.PREFIXED,
+                PatternType.ANY,
+                PatternType.MATCH,
+            ):
+                for table in (self.tables.literal[rt], self.tables.prefixed[rt]):
+                    for pattern in table.values():
+                        yield from pattern.bindings()
+            elif pf.pattern_type is PatternType.MATCH:
+                for pattern in self.tables.applicable(rt, pf.name):
+                    yield from pattern.bindings()
+            else:
+                for table in (self.tables.literal[rt], self.tables.prefixed[rt]):
+                    found = table.get(pf.name)
+                    if found is not None:
+                        yield from found.bindings()
