@@ -1,0 +1,328 @@
+"""The RocksDB index against an independent model: a dict of live bindings and store.acl's filters.
+
+Every lookup the decision rules make (``matching_acls``, ``acls_for_principal``, describe's
+filters) is compared with a brute-force pass of Kafka's filter semantics
+(``ResourcePatternFilter.matches`` with MATCH, ``AclBindingFilter.matches``) over the live
+set that a plain dict replay of the same changes produces.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
+from replicator.index import AclIndex, StopRecord, decode_binding, encode_binding
+from store.acl import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePatternFilter,
+    ResourceType,
+)
+
+pytestmark = pytest.mark.unit
+
+RESOURCE_TYPES = [ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER, ResourceType.USER]
+OPERATIONS = [AclOperation.READ, AclOperation.WRITE, AclOperation.ALL, AclOperation.DESCRIBE]
+PATTERN_TYPES = [PatternType.LITERAL, PatternType.PREFIXED]
+PRINCIPALS = ["User:alice", "User:bob", "User:*", "Group:ops"]
+
+
+def log_key(binding: AclBinding) -> bytes:
+    """A stand-in for the write path's canonical key: any injective encoding will do."""
+    return "\x1f".join(binding.fields()).encode()
+
+
+def random_binding(rng: random.Random) -> AclBinding:
+    name = rng.choice(["*", "", "a", "ab", "abc", "abd", "b", "ba", "é", "é1", "topic-1"])
+    return AclBinding.of(
+        rng.choice(RESOURCE_TYPES),
+        name,
+        rng.choice([PatternType.LITERAL, PatternType.PREFIXED]),
+        rng.choice(PRINCIPALS),
+        rng.choice(["*", "10.0.0.1"]),
+        rng.choice(OPERATIONS),
+        rng.choice([AclPermissionType.ALLOW, AclPermissionType.DENY]),
+    )
+
+
+def random_history(
+    index: AclIndex, rng: random.Random, events: int, batch_size: int
+) -> dict[bytes, AclBinding]:
+    """Apply random creates/deletes in batches; return the model's live set."""
+    live: dict[bytes, AclBinding] = {}
+    offset = index.position.offset
+    batch = index.batch()
+    for i in range(events):
+        offset += 1
+        binding = random_binding(rng)
+        key = log_key(binding)
+        if rng.random() < 0.35:
+            batch.remove(key)
+            live.pop(key, None)
+        else:
+            batch.create(key, binding)
+            live[key] = binding
+        if (i + 1) % batch_size == 0:
+            batch.commit(offset=offset, timestamp_ms=1000 + offset)
+            batch = index.batch()
+    batch.commit(offset=offset, timestamp_ms=1000 + offset)
+    return live
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> AclIndex:
+    idx = AclIndex(tmp_path / "index", reader_version=3)
+    yield idx  # type: ignore[misc]
+    idx.close()
+
+
+names = st.text(min_size=0, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rt=st.sampled_from(list(ResourceType)),
+    name=names,
+    pt=st.sampled_from(list(PatternType)),
+    principal=names,
+    host=names,
+    op=st.sampled_from(list(AclOperation)),
+    perm=st.sampled_from(list(AclPermissionType)),
+)
+def test_binding_encoding_round_trips(
+    rt: ResourceType,
+    name: str,
+    pt: PatternType,
+    principal: str,
+    host: str,
+    op: AclOperation,
+    perm: AclPermissionType,
+) -> None:
+    if rt is ResourceType.ANY or pt in (PatternType.ANY, PatternType.MATCH):
+        return
+    if op is AclOperation.ANY or perm is AclPermissionType.ANY:
+        return
+    binding = AclBinding.of(rt, name, pt, principal, host, op, perm)
+    assert decode_binding(encode_binding(binding)) == binding
+    assert decode_binding(b"xy" + encode_binding(binding), 2) == binding
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 1000])
+def test_lookups_equal_kafka_filter_semantics_over_the_replayed_live_set(
+    index: AclIndex, batch_size: int
+) -> None:
+    rng = random.Random(batch_size)
+    live = random_history(index, rng, 800, batch_size)
+    view = index.view()
+    assert sorted(view.bindings()) == sorted(live.values())
+    assert index.counters.bindings == len(live)
+    for _ in range(300):
+        rt = rng.choice(RESOURCE_TYPES)
+        name = rng.choice(["*", "", "a", "ab", "abc", "abcd", "abd", "ba", "é1", "x", "topic-1"])
+        want = ResourcePatternFilter(resource_type=rt, name=name, pattern_type=PatternType.MATCH)
+        expected = sorted(b for b in live.values() if want.matches(b.pattern))
+        assert sorted(view.matching_acls(rt, name)) == expected, (rt, name)
+        assert sorted(view.matching_acls(rt, name)) == expected  # again, from the cache
+        principal = rng.choice(PRINCIPALS)
+        by_principal = sorted(
+            b for b in live.values() if b.resource_type is rt and b.principal == principal
+        )
+        assert sorted(view.acls_for_principal(rt, principal)) == by_principal
+
+
+def test_describe_equals_filter_matching_in_kafka_order(index: AclIndex) -> None:
+    rng = random.Random(7)
+    live = random_history(index, rng, 600, 50)
+    view = index.view()
+    for _ in range(300):
+        acl_filter = AclBindingFilter.of(
+            rng.choice([ResourceType.ANY, *RESOURCE_TYPES]),
+            rng.choice([None, "a", "ab", "*", "topic-1"]),
+            rng.choice([PatternType.ANY, PatternType.MATCH, *PATTERN_TYPES]),
+            rng.choice([None, *PRINCIPALS]),
+            rng.choice([None, "*"]),
+            rng.choice([AclOperation.ANY, *OPERATIONS]),
+            rng.choice([AclPermissionType.ANY, AclPermissionType.ALLOW]),
+        )
+        expected = sorted(b for b in live.values() if acl_filter.matches(b))
+        assert view.describe(acl_filter) == expected, acl_filter
+
+
+def test_changes_within_one_batch_see_each_other(index: AclIndex) -> None:
+    a = AclBinding.of(
+        ResourceType.TOPIC, "t", PatternType.PREFIXED, "User:a", "*", AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
+    batch = index.batch()
+    batch.create(log_key(a), a)
+    batch.create(log_key(a), a)  # a duplicate create changes nothing
+    batch.remove(log_key(a))
+    batch.remove(log_key(a))  # removing an absent binding changes nothing
+    batch.create(log_key(a), a)
+    batch.commit(offset=4, timestamp_ms=99)
+    assert list(index.view().bindings()) == [a]
+    assert index.counters.bindings == 1
+    assert index.view().matching_acls(ResourceType.TOPIC, "topic") == (a,)
+    batch = index.batch()
+    batch.remove(log_key(a))  # a tombstone carries only the key
+    batch.commit(offset=5, timestamp_ms=100)
+    assert list(index.view().bindings()) == []
+    assert index.view().matching_acls(ResourceType.TOPIC, "topic") == ()
+    assert index.counters.bindings == 0
+
+
+def test_position_bindings_and_settings_survive_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "index"
+    index = AclIndex(path, reader_version=3)
+    assert index.position.offset == -1
+    live = random_history(index, random.Random(3), 300, 64)
+    batch = index.batch()
+    batch.alter_config("super.users", "User:admin")
+    batch.alter_config("allow.everyone.if.no.acl.found", "true")
+    batch.commit(offset=300, timestamp_ms=5000)
+    batch = index.batch()
+    batch.alter_config("allow.everyone.if.no.acl.found", None)
+    batch.commit(offset=301, timestamp_ms=5001)
+    before = (index.position, index.counters, sorted(index.view().bindings()))
+    index.close()
+
+    reopened = AclIndex(path, reader_version=3)
+    try:
+        assert reopened.position.offset == 301
+        assert reopened.position.timestamp_ms == 5001
+        assert (reopened.position, reopened.counters, sorted(reopened.view().bindings())) == before
+        assert sorted(reopened.view().bindings()) == sorted(live.values())
+        assert reopened.config == {"super.users": "User:admin"}
+        # the prefix-length counters came back too: a PREFIXED lookup still finds its bindings
+        prefixed = [b for b in live.values() if b.pattern_type is PatternType.PREFIXED]
+        assert prefixed, "the random history should hold PREFIXED bindings"
+        probe = prefixed[0]
+        assert probe in reopened.view().matching_acls(probe.resource_type, probe.name + "zz")
+    finally:
+        reopened.close()
+
+
+def test_a_view_is_a_snapshot_and_the_cache_is_never_stale(index: AclIndex) -> None:
+    a = AclBinding.of(
+        ResourceType.TOPIC, "*", PatternType.LITERAL, "User:a", "*", AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
+    batch = index.batch()
+    batch.create(log_key(a), a)
+    batch.commit(offset=0, timestamp_ms=10)
+    old = index.view()
+    assert old.matching_acls(ResourceType.TOPIC, "orders") == (a,)  # now cached
+    batch = index.batch()
+    batch.remove(log_key(a))
+    batch.commit(offset=1, timestamp_ms=11)
+    new = index.view()
+    assert new.position.offset == 1
+    assert new.matching_acls(ResourceType.TOPIC, "orders") == ()
+    assert old.position.offset == 0
+    assert old.matching_acls(ResourceType.TOPIC, "orders") == (a,)  # its own snapshot
+    assert index.view().matching_acls(ResourceType.TOPIC, "orders") == ()
+
+
+def test_concurrent_readers_see_whole_batches(index: AclIndex) -> None:
+    """Each batch creates a pair of bindings; a reader must never see half a pair."""
+    stop = threading.Event()
+    errors: list[str] = []
+
+    def read() -> None:
+        while not stop.is_set():
+            view = index.view()
+            found = view.matching_acls(ResourceType.GROUP, "g")
+            if len(found) != 2 * (view.position.offset + 1):
+                errors.append(f"{len(found)} bindings at offset {view.position.offset}")
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(300):
+            batch = index.batch()
+            for principal in ("User:x", "User:y"):
+                b = AclBinding.of(
+                    ResourceType.GROUP, "g", PatternType.LITERAL,
+                    f"{principal}{i}", "*", AclOperation.READ, AclPermissionType.ALLOW,
+                )
+                batch.create(log_key(b), b)
+            batch.commit(offset=i, timestamp_ms=i)
+    finally:
+        stop.set()
+        reader.join()
+    assert errors == []
+
+
+def test_stop_and_operator_skip_are_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "index"
+    index = AclIndex(path, reader_version=3)
+    batch = index.batch()
+    batch.commit(offset=9, timestamp_ms=1)
+    with pytest.raises(SkipRefusedError, match="not stopped"):
+        index.record_skip(10, reason="corrupt", actor="ops")
+    index.record_stop(StopRecord(offset=10, reason="undecodable", recorded_ms=5))
+    with pytest.raises(SkipRefusedError, match="stopped at 10"):
+        index.record_skip(11, reason="corrupt", actor="ops")
+    with pytest.raises(SkipRefusedError, match="non-empty"):
+        index.record_skip(10, reason=" ", actor="ops")
+    skip = index.record_skip(10, reason="record damaged on disk", actor="User:ops")
+    assert index.position.offset == 10
+    assert index.stopped is None
+    assert index.counters.skipped_records == 1
+    index.close()
+    reopened = AclIndex(path, reader_version=3)
+    try:
+        assert reopened.skips() == [skip]
+        assert skip.stop_reason == "undecodable"
+        assert reopened.stopped is None
+        assert reopened.position.offset == 10
+    finally:
+        reopened.close()
+
+
+def test_a_stop_survives_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "index"
+    index = AclIndex(path, reader_version=3)
+    index.record_stop(StopRecord(offset=0, reason="needs format v4", recorded_ms=5))
+    index.close()
+    reopened = AclIndex(path, reader_version=3)
+    try:
+        assert reopened.stopped == StopRecord(offset=0, reason="needs format v4", recorded_ms=5)
+    finally:
+        reopened.close()
+
+
+def test_reader_version_mismatches_require_a_rebuild(tmp_path: Path) -> None:
+    newer = tmp_path / "newer"
+    AclIndex(newer, reader_version=3).close()
+    with pytest.raises(IndexRebuildRequiredError, match="reads up to v2"):
+        AclIndex(newer, reader_version=2)
+
+    ignoring = tmp_path / "ignoring"
+    index = AclIndex(ignoring, reader_version=2)
+    batch = index.batch()
+    batch.ignore()
+    batch.commit(offset=0, timestamp_ms=1)
+    index.close()
+    with pytest.raises(IndexRebuildRequiredError, match="ignored 1 event"):
+        AclIndex(ignoring, reader_version=3)
+
+    clean = tmp_path / "clean"
+    AclIndex(clean, reader_version=2).close()
+    AclIndex(clean, reader_version=3).close()  # an upgrade with nothing ignored is fine
+    with pytest.raises(IndexRebuildRequiredError):
+        AclIndex(clean, reader_version=2)  # and it is now a v3 index
+
+
+def test_a_second_opener_gets_a_typed_error(index: AclIndex) -> None:
+    with pytest.raises(IndexOpenError, match="another replica process"):
+        AclIndex(index.path, reader_version=3)
