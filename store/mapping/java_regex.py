@@ -9,18 +9,18 @@ means something else than it means to Kafka.
 
 Rewritten: ``.`` (Java excludes ``\\r``, ``\\u0085``, ``\\u2028``, ``\\u2029`` as well as ``\\n``),
 ``$`` and ``\\Z`` (end of input or before a final line terminator), ``\\z``, ``(?<name>``,
-``\\k<name>``, ``\\Q...\\E``, ``\\h``, ``\\v``, ``\\R``, ``\\e``, ``\\x{h..h}``, ``\\p{..}`` for
-the POSIX/ASCII classes (``Lower``, ``Upper``, ``Alpha``, ``Digit``, ``Alnum``, ``Punct``,
-``Space``, ...) and the ``L``/``Lu``/``Ll``/``N``/``Nd`` ASCII subsets are *not* attempted.
-Matching is ASCII for ``\\w``, ``\\d``, ``\\s``, ``\\b`` and case-insensitivity, as Java's
-defaults are.
+``\\k<name>``, ``\\Q...\\E``, ``\\h``, ``\\v``, ``\\R``, ``\\e``, ``\\x{h..h}``, ``\\cX``,
+``\\0oct`` and ``\\p{..}`` for the POSIX classes (``Lower``, ``Upper``, ``Alpha``, ``Digit``,
+``Alnum``, ``Punct``, ``Space``, ...).  Matching is ASCII for ``\\w``, ``\\d``, ``\\s``,
+``\\b`` and case-insensitivity, as Java's defaults are.  Java's "Illegal repetition" (a ``{``
+that does not start a ``{n}``/``{n,}``/``{n,m}`` quantifier) is a syntax error, as in Java.
 
-Refused with :class:`JavaRegexUnsupported` (an ``IllegalArgumentException`` in Kafka terms):
-class intersection and nesting (``[a-z&&[^b]]``, ``[a[b]]``), ``\\G``, Unicode ``\\p{..}``
-classes, inline flags other than ``i`` (``(?s)``, ``(?m)``, ``(?x)``, ``(?u)``, ``(?d)``...),
-and Java's "Illegal repetition" (a ``{`` that does not start a ``{n}``/``{n,}``/``{n,m}``
-quantifier) is reported as Java reports it.  Known residual difference: Java's ``\\b`` in JDK 17
-uses Unicode letters/digits while ours is ASCII.
+Refused with :class:`JavaRegexUnsupported` although Java accepts them (a config using them is
+refused, never misread): class intersection and nesting (``[a-z&&[^b]]``, ``[a[b]]``), ``\\G``,
+Unicode ``\\p{..}`` classes, and inline flags other than ``i`` (``(?s)``, ``(?m)``, ``(?x)``,
+``(?u)``, ``(?d)``...).  Known residual differences: Java's ``\\b`` in JDK 17 uses Unicode
+letters and digits while ours is ASCII; ``(?i)`` must lead the pattern (Python 3.11 refuses
+it mid-pattern); syntax-error *messages* are Python's, not Java's.
 """
 
 from __future__ import annotations

@@ -8,10 +8,11 @@ matches the *whole* name wins; no match is :class:`NoMatchingRule`.
 
 Splitting, parsing, ``toString`` and the error messages follow
 ``org.apache.kafka.common.security.ssl.SslPrincipalMapper`` exactly, including its quirks:
-the split is a regex scan (so commas inside a rule's pattern are kept when escaped or inside
-``RULE:`` bodies as Kafka scans them), text after the ``L``/``U`` flag is silently dropped,
-empty list items are ignored, and the replacement is applied with ``String.replaceAll`` of the
-same pattern over the name after ``$n`` references to missing groups were escaped (the
+the split is a regex scan (a comma inside a ``RULE:`` body stays in the rule, see the
+"rules rule" case of ``SslPrincipalMapperTest``), empty list items are ignored, and the
+replacement is applied with ``String.replaceAll`` of the same pattern over the name (so a
+pattern that can match empty replaces once more at the end) after ``$n`` references to missing
+groups were escaped (the
 ``escapeLiteralBackReferences`` step Kafka took from Apache NiFi, reproduced with its offset
 quirk when it escapes more than one reference).
 """
