@@ -96,9 +96,7 @@ def to_confluent_filter(acl_filter: AclBindingFilter) -> Any:
 def from_confluent_filter(acl_filter: Any) -> AclBindingFilter:
     """A ``confluent_kafka.admin.AclBindingFilter`` as ours."""
     if not isinstance(acl_filter, CkAclBindingFilter):
-        raise TypeError(
-            f"expected confluent_kafka.admin.AclBindingFilter, got {type(acl_filter).__name__}"
-        )
+        raise TypeError(f"expected confluent_kafka.admin.AclBindingFilter, got {type(acl_filter).__name__}")
     return AclBindingFilter.of(
         ResourceType.from_code(_code(acl_filter.restype)),
         acl_filter.name,

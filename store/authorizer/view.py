@@ -60,17 +60,11 @@ class ScanAclView:
         self._bindings = list(dict.fromkeys(bindings))
 
     def matching_acls(self, resource_type: ResourceType, name: str) -> Iterable[AclBinding]:
-        match = ResourcePatternFilter(
-            resource_type=resource_type, name=name, pattern_type=PatternType.MATCH
-        )
+        match = ResourcePatternFilter(resource_type=resource_type, name=name, pattern_type=PatternType.MATCH)
         return [b for b in self._bindings if b.pattern_type.is_specific and match.matches(b.pattern)]
 
     def acls_for_principal(self, resource_type: ResourceType, principal: str) -> Iterable[AclBinding]:
-        return [
-            b
-            for b in self._bindings
-            if b.resource_type is resource_type and b.principal == principal
-        ]
+        return [b for b in self._bindings if b.resource_type is resource_type and b.principal == principal]
 
     def bindings(self) -> Iterable[AclBinding]:
         return list(self._bindings)

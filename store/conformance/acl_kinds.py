@@ -245,9 +245,7 @@ def _config_super_users(vector: Vector) -> Outcome:
 
 @kind("config_default_result")
 def _config_default_result(vector: Vector) -> Outcome:
-    return expect_outcome(
-        vector, lambda: "ALLOWED" if parse_allow_everyone(vector["value"]) else "DENIED"
-    )
+    return expect_outcome(vector, lambda: "ALLOWED" if parse_allow_everyone(vector["value"]) else "DENIED")
 
 
 # --- describe, create, delete --------------------------------------------------------------
@@ -341,9 +339,7 @@ def _validate_filter(vector: Vector) -> Outcome:
 
 @kind("filter_match")
 def _filter_match(vector: Vector) -> Outcome:
-    return expect_outcome(
-        vector, lambda: filter_of(vector["filter"]).matches(binding_of(vector["binding"]))
-    )
+    return expect_outcome(vector, lambda: filter_of(vector["filter"]).matches(binding_of(vector["binding"])))
 
 
 @kind("binding_is_unknown")
