@@ -352,10 +352,16 @@ class AclIndex:
             )
 
     def wait_applied(self, offset: int, timeout: float) -> IndexPosition:
-        """Wait up to ``timeout`` s until ``offset`` is applied; returns the position reached."""
+        """Wait up to ``timeout`` s until ``offset`` is applied; returns the position reached.
+
+        Returns early when the index is stopped at or before ``offset`` (it cannot get there
+        without an operator) or closed.
+        """
         deadline = time.monotonic() + timeout
         with self._applied:
             while self._position.offset < offset and not self._closed:
+                if self._stopped is not None and self._stopped.offset <= offset:
+                    break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -712,7 +718,7 @@ class IndexView:
         for key in self._scan(_BY_PATTERN):
             yield decode_binding(key, 1)
 
-    def describe(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
+    def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
         """The live bindings ``acl_filter`` matches, in Kafka's DescribeAcls order.
 
         Narrows the scan where the filter allows: one pattern for a specific type, name and

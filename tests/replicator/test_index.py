@@ -154,7 +154,7 @@ def test_describe_equals_filter_matching_in_kafka_order(index: AclIndex) -> None
             rng.choice([AclPermissionType.ANY, AclPermissionType.ALLOW]),
         )
         expected = sorted(b for b in live.values() if acl_filter.matches(b))
-        assert view.describe(acl_filter) == expected, acl_filter
+        assert view.acls(acl_filter) == expected, acl_filter
 
 
 def test_changes_within_one_batch_see_each_other(index: AclIndex) -> None:

@@ -1,0 +1,408 @@
+"""The replica: a RocksDB index kept in step with the change log, answering authorize().
+
+A :class:`Replica` opens (or creates) its index, checks the index's applied offset against
+the log's watermarks, and tails the log in a background thread.  It answers from its own
+state only, and every answer says which log position it reflects (:class:`Answer`).
+
+* **Bootstrap and restart.** A new index is built from the compacted log; an existing one
+  resumes from its applied offset + 1 without replaying anything.
+* **Fail closed.** Until the replica has applied everything up to the log end it saw when it
+  started, only super users are served; everyone else gets Kafka's
+  ``AuthorizerNotReadyException`` (:class:`store.errors.AuthorizerNotReadyError`), as
+  ``StandardAuthorizer`` does before its initial load completes.  A record it cannot apply
+  stops it at that offset (:attr:`Replica.stopped`) until an upgrade or an operator's
+  recorded :meth:`Replica.skip`.
+* **Consistency tokens.** ``min_offset`` makes a call wait (bounded) until that offset is
+  applied, or fail with :class:`replicator.errors.ConsistencyTimeoutError` naming the offset
+  reached (Zanzibar's "at least as fresh as").
+* **Settings in the log.** ``super.users`` and ``allow.everyone.if.no.acl.found`` come from
+  ``ConfigAltered`` events, applied in log order on top of ``local_config``, so each answer
+  uses the settings at its own log position.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+from replicator.errors import (
+    ConsistencyTimeoutError,
+    ReplicaClosedError,
+    ReplicaError,
+    ReplicaStoppedError,
+)
+from replicator.index import AclIndex, IndexPosition, IndexView, SkipRecord, StopRecord
+from replicator.tailer import Tailer, TailerSettings, TooNewEvents
+from store.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+from store.authorizer import (
+    Action,
+    AuthorizerConfig,
+    Decision,
+    authorize,
+    authorize_by_resource_type,
+)
+from store.errors import AuthorizerNotReadyError, InvalidConfigError, StoreError
+from store.events import LATEST_FORMAT_VERSION
+from store.log.base import ChangeLog
+from store.principal import KafkaPrincipal
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicaSettings:
+    """A replica's settings; :meth:`from_properties` refuses unknown keys."""
+
+    reader_version: int = LATEST_FORMAT_VERSION
+    too_new_events: TooNewEvents = TooNewEvents.STOP
+    batch_records: int = 5000
+    poll_timeout_s: float = 0.05
+    max_wait_s: float = 5.0
+    """Upper bound of a consistency-token wait (a call's ``timeout`` is capped by it)."""
+    cache_size: int = 4096
+    sync_writes: bool = False
+    """fsync each batch; off by default since a lost batch is simply read again from the log."""
+    max_resume_age_ms: int | None = None
+    retry_backoff_s: float = 0.5
+    watermark_interval_s: float = 1.0
+    local_config: Mapping[str, str] = field(default_factory=dict)
+    """Authorizer settings of this host (e.g. its ``super.users``); the log's override them."""
+
+    def __post_init__(self) -> None:
+        self.tailer_settings()  # validates the shared fields
+        if self.max_wait_s < 0 or self.retry_backoff_s <= 0 or self.watermark_interval_s <= 0:
+            raise ValueError(
+                "max_wait_s must be >= 0, retry_backoff_s and watermark_interval_s > 0"
+            )
+        if self.cache_size < 0:
+            raise ValueError(f"cache_size must be >= 0, got {self.cache_size}")
+        AuthorizerConfig.from_properties(dict(self.local_config))
+
+    def tailer_settings(self) -> TailerSettings:
+        return TailerSettings(
+            reader_version=self.reader_version,
+            too_new_events=self.too_new_events,
+            batch_records=self.batch_records,
+            poll_timeout_s=self.poll_timeout_s,
+            max_resume_age_ms=self.max_resume_age_ms,
+        )
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, Any]) -> ReplicaSettings:
+        """Build from ``replica.*``-style keys named as the fields; unknown keys are refused."""
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(properties) - known)
+        if unknown:
+            raise InvalidConfigError(
+                f"unknown replica setting(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+        values = dict(properties)
+        if isinstance(values.get("too_new_events"), str):
+            values["too_new_events"] = TooNewEvents(values["too_new_events"])
+        try:
+            return cls(**values)
+        except (TypeError, ValueError) as exc:
+            raise InvalidConfigError(f"invalid replica settings: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Answer(Generic[T]):
+    """A replica's answer and the log position it reflects (offset and that record's time)."""
+
+    value: T
+    offset: int
+    timestamp_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicaStatus:
+    """The replica's figures: where it is, how far behind the log, and why it may not move."""
+
+    ready: bool
+    offset: int
+    timestamp_ms: int
+    ready_offset: int
+    log_end_offset: int
+    lag: int
+    stopped: StopRecord | None
+    log_error: str | None
+    fatal_error: str | None
+    bindings: int
+    ignored_events: int
+    skipped_records: int
+    reader_version: int
+    too_new_events: str
+
+
+class Replica:
+    """One replica of the ACL store; use :meth:`open` (or the constructor, then :meth:`start`).
+
+    The caller owns ``log`` (the replica never closes it).
+    """
+
+    def __init__(
+        self, index_dir: Path | str, log: ChangeLog, settings: ReplicaSettings | None = None
+    ) -> None:
+        self.settings = settings or ReplicaSettings()
+        self.index = AclIndex(
+            index_dir,
+            reader_version=self.settings.reader_version,
+            cache_size=self.settings.cache_size,
+            sync_writes=self.settings.sync_writes,
+        )
+        try:
+            self._tailer = Tailer(self.index, log, self.settings.tailer_settings())
+            _, high = self._tailer.check_start()
+        except BaseException:
+            self.index.close()
+            raise
+        self.ready_offset = high - 1
+        """The log end seen at start, minus one: applied up to here, the replica is ready."""
+        self._ready = threading.Event()
+        self._writer = threading.Lock()
+        self._resume = threading.Event()
+        self._closing = threading.Event()
+        self._halted_at: int | None = None
+        self._log_error: StoreError | None = None
+        self._fatal: BaseException | None = None
+        self._configs: dict[tuple[tuple[str, str], ...], AuthorizerConfig] = {}
+        self._thread = threading.Thread(target=self._run, name="aclstore-replica", daemon=True)
+        self._check_ready()
+
+    @classmethod
+    def open(
+        cls, index_dir: Path | str, log: ChangeLog, settings: ReplicaSettings | None = None
+    ) -> Replica:
+        """Open the index, check it against the log, and start tailing."""
+        return cls(index_dir, log, settings).start()
+
+    @staticmethod
+    def discard_index(index_dir: Path | str) -> None:
+        """Delete an index directory, so the next replica there bootstraps from the log."""
+        shutil.rmtree(index_dir, ignore_errors=True)
+
+    def start(self) -> Replica:
+        self._thread.start()
+        return self
+
+    # -- the tailing thread -------------------------------------------------------------------
+
+    def _run(self) -> None:
+        next_watermarks = 0.0
+        while not self._closing.is_set():
+            if self._halted_at is not None:
+                # Stopped at a record: wait for an operator skip (or close).
+                self._resume.wait(0.5)
+                self._resume.clear()
+                continue
+            try:
+                with self._writer:
+                    result = self._tailer.step()
+                    if result.records == 0 and time.monotonic() >= next_watermarks:
+                        self._tailer.refresh_high_watermark()
+                        next_watermarks = time.monotonic() + self.settings.watermark_interval_s
+                self._log_error = None
+            except ReplicaError as exc:  # the log was replaced under us: permanent
+                self._fail(exc)
+                return
+            except StoreError as exc:  # the log is unreachable: keep answering, retry
+                self._log_error = exc
+                self._closing.wait(self.settings.retry_backoff_s)
+                continue
+            except Exception as exc:  # a bug or a RocksDB failure: stop serving
+                self._fail(exc)
+                return
+            if result.stopped is not None:
+                self._halted_at = result.stopped.offset
+            self._check_ready()
+
+    def _fail(self, exc: BaseException) -> None:
+        self._fatal = exc
+        self._ready.clear()
+        self.index.notify_waiters()
+
+    def _check_ready(self) -> None:
+        if self._fatal is None and self.index.position.offset >= self.ready_offset:
+            self._ready.set()
+
+    # -- state ----------------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """True once everything up to the log end seen at start is applied (and no fatal error)."""
+        return self._ready.is_set()
+
+    @property
+    def position(self) -> IndexPosition:
+        return self.index.position
+
+    @property
+    def stopped(self) -> StopRecord | None:
+        """Where and why the replica stopped, or None while it can move on."""
+        return self.index.stopped
+
+    def status(self) -> ReplicaStatus:
+        position = self.index.position
+        counters = self.index.counters
+        high = self._tailer.high_watermark
+        fatal = self._fatal
+        return ReplicaStatus(
+            ready=self.ready,
+            offset=position.offset,
+            timestamp_ms=position.timestamp_ms,
+            ready_offset=self.ready_offset,
+            log_end_offset=high,
+            lag=max(0, high - 1 - position.offset),
+            stopped=self.index.stopped,
+            log_error=None if self._log_error is None else str(self._log_error),
+            fatal_error=None if fatal is None else f"{type(fatal).__name__}: {fatal}",
+            bindings=counters.bindings,
+            ignored_events=counters.ignored_events,
+            skipped_records=counters.skipped_records,
+            reader_version=self.settings.reader_version,
+            too_new_events=self.settings.too_new_events.value,
+        )
+
+    def wait_until_ready(self, timeout: float) -> bool:
+        """Wait for readiness; raise at once if the replica stopped or failed before it."""
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
+            self._raise_if_cannot_move(self.ready_offset)
+            if time.monotonic() >= deadline:
+                return False
+        return True
+
+    def _raise_if_cannot_move(self, offset: int) -> None:
+        if self._fatal is not None:
+            fatal = self._fatal
+            raise ReplicaError(f"the replica failed and serves no one: {fatal}") from fatal
+        stop = self.index.stopped
+        if stop is not None and stop.offset <= offset and self._halted_at is not None:
+            raise ReplicaStoppedError(
+                f"the replica is stopped at offset {stop.offset} and cannot reach offset "
+                f"{offset}: {stop.reason}",
+                offset=stop.offset,
+                reason=stop.reason,
+            )
+
+    # -- answers --------------------------------------------------------------------------------
+
+    def _view(self, min_offset: int | None, timeout: float | None) -> IndexView:
+        if self._closing.is_set():
+            raise ReplicaClosedError("the replica is closed")
+        if min_offset is not None and self.index.position.offset < min_offset:
+            wait = self.settings.max_wait_s
+            if timeout is not None:
+                wait = min(timeout, wait)
+            reached = self.index.wait_applied(min_offset, wait)
+            if reached.offset < min_offset:
+                self._raise_if_cannot_move(min_offset)
+                raise ConsistencyTimeoutError(
+                    f"the replica has applied up to offset {reached.offset}, not the requested "
+                    f"min_offset {min_offset}, after waiting {wait:g} s (lag "
+                    f"{self.status().lag}); retry later or ask a replica further along",
+                    min_offset=min_offset,
+                    reached=reached.offset,
+                )
+        return self.index.view()
+
+    def _config(self, view: IndexView) -> AuthorizerConfig:
+        merged = {**self.settings.local_config, **view.config}
+        key = tuple(sorted(merged.items()))
+        config = self._configs.get(key)
+        if config is None:
+            config = AuthorizerConfig.from_properties(merged, ignore_unknown=True)
+            if len(self._configs) > 64:
+                self._configs.clear()
+            self._configs[key] = config
+        return config
+
+    def authorize(
+        self,
+        principal: KafkaPrincipal | str,
+        host: str,
+        actions: Sequence[Action],
+        *,
+        min_offset: int | None = None,
+        timeout: float | None = None,
+    ) -> Answer[list[Decision]]:
+        """Kafka's ``Authorizer.authorize`` from this replica's state (KIP-50)."""
+        view = self._view(min_offset, timeout)
+        decisions = authorize(
+            view, self._config(view), principal, host, actions, loading_complete=self.ready
+        )
+        return Answer(decisions, view.position.offset, view.position.timestamp_ms)
+
+    def authorize_by_resource_type(
+        self,
+        principal: KafkaPrincipal | str,
+        host: str,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        *,
+        min_offset: int | None = None,
+        timeout: float | None = None,
+    ) -> Answer[Decision]:
+        """Kafka's ``Authorizer.authorizeByResourceType`` (KIP-679) from this replica's state."""
+        view = self._view(min_offset, timeout)
+        decision = authorize_by_resource_type(
+            view, self._config(view), principal, host, operation, resource_type,
+            loading_complete=self.ready,
+        )
+        return Answer(decision, view.position.offset, view.position.timestamp_ms)
+
+    def describe(
+        self,
+        acl_filter: AclBindingFilter,
+        *,
+        min_offset: int | None = None,
+        timeout: float | None = None,
+    ) -> Answer[list[AclBinding]]:
+        """DescribeAcls from this replica's state; refused (not ready) before the initial load."""
+        view = self._view(min_offset, timeout)
+        if not self.ready:
+            raise AuthorizerNotReadyError(
+                f"the replica has applied up to offset {view.position.offset} of the "
+                f"{self.ready_offset} it must load before describing ACLs; retry once ready"
+            )
+        return Answer(view.acls(acl_filter), view.position.offset, view.position.timestamp_ms)
+
+    def config(self, *, min_offset: int | None = None) -> Answer[AuthorizerConfig]:
+        """The authorizer settings in force at the replica's position."""
+        view = self._view(min_offset, None)
+        return Answer(self._config(view), view.position.offset, view.position.timestamp_ms)
+
+    # -- operator actions -------------------------------------------------------------------------
+
+    def skip(self, offset: int, *, reason: str, actor: str) -> SkipRecord:
+        """Pass over the record the replica stopped at; the decision is recorded in the index."""
+        with self._writer:
+            skip = self.index.record_skip(offset, reason=reason, actor=actor)
+            self._halted_at = None
+        self._resume.set()
+        return skip
+
+    def close(self) -> None:
+        self._closing.set()
+        self._resume.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.index.close()
+
+    def __enter__(self) -> Replica:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
