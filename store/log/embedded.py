@@ -1,0 +1,190 @@
+"""The embedded change log: SQLite in WAL mode in the data directory, for a single machine.
+
+Same contract as the Kafka backend: offsets from 0, dense at write time, a record is returned by
+``append`` only after its transaction committed with ``synchronous=FULL`` (durable across a
+power loss), and :meth:`EmbeddedChangeLog.compact` does what Kafka's log cleaner does for a
+``cleanup.policy=compact`` topic: keep the latest record per key, drop tombstones after
+``delete_retention_ms``, touch nothing younger than ``min_compaction_lag_ms``, and never remove
+the last record of the log (Kafka never cleans the active segment), so the log end stays
+readable.  The low watermark is the log start offset (0); compaction leaves it alone, as in
+Kafka.  Several processes may open the same directory: SQLite serializes writers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from store.log.base import LogOffsetOutOfRangeError, LogRecord, LogUnavailableError
+
+FILE_NAME: Final = "changelog.sqlite3"
+DAY_MS: Final = 24 * 3600 * 1000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    offset INTEGER PRIMARY KEY,
+    key BLOB NOT NULL,
+    value BLOB,
+    timestamp_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_by_key ON records (key, offset);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta (name, value) VALUES ('next_offset', 0), ('log_start_offset', 0);
+"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmbeddedLogSettings:
+    """Compaction settings, named and defaulted as the Kafka topic's (see ``KafkaLogSettings``)."""
+
+    min_compaction_lag_ms: int = 7 * DAY_MS
+    delete_retention_ms: int = DAY_MS
+
+    def __post_init__(self) -> None:
+        if self.min_compaction_lag_ms < 0 or self.delete_retention_ms < 0:
+            raise ValueError("min_compaction_lag_ms and delete_retention_ms must be >= 0")
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class EmbeddedChangeLog:
+    """A :class:`~store.log.base.ChangeLog` in ``<data_dir>/changelog.sqlite3``."""
+
+    def __init__(self, data_dir: Path | str, settings: EmbeddedLogSettings | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.settings = settings or EmbeddedLogSettings()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.data_dir / FILE_NAME
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise LogUnavailableError(f"cannot open the embedded log {self.path}: {exc}") from exc
+
+    def __enter__(self) -> EmbeddedChangeLog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"EmbeddedChangeLog({str(self.data_dir)!r})"
+
+    def _meta(self, name: str) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return int(row[0])
+
+    def append(
+        self, records: Sequence[tuple[bytes, bytes | None]], *, timeout: float = 10.0
+    ) -> list[int]:
+        """Append in one transaction; the offsets are returned after the durable commit."""
+        if not records:
+            return []
+        now = _now_ms()
+        with self._lock:
+            self._db.execute(f"PRAGMA busy_timeout = {max(1, int(timeout * 1000))}")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    first = self._meta("next_offset")
+                    self._db.executemany(
+                        "INSERT INTO records (offset, key, value, timestamp_ms) VALUES (?, ?, ?, ?)",
+                        [(first + i, bytes(k), v, now) for i, (k, v) in enumerate(records)],
+                    )
+                    self._db.execute(
+                        "UPDATE meta SET value = ? WHERE name = 'next_offset'",
+                        (first + len(records),),
+                    )
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise LogUnavailableError(
+                    f"the embedded log {self.path} did not commit {len(records)} records: {exc}"
+                ) from exc
+        return list(range(first, first + len(records)))
+
+    def read(
+        self, from_offset: int, *, max_records: int = 10_000, timeout: float = 1.0
+    ) -> list[LogRecord]:
+        """Committed records from ``from_offset``; waits up to ``timeout`` for one to appear."""
+        if from_offset < 0:
+            raise ValueError(f"from_offset must be >= 0, got {from_offset}")
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while True:
+            with self._lock:
+                high = self._meta("next_offset")
+                if from_offset > high:
+                    raise LogOffsetOutOfRangeError(
+                        f"offset {from_offset} is beyond the end of {self} (next offset {high}): "
+                        "the log was replaced; rebuild from the start of the log"
+                    )
+                rows = self._db.execute(
+                    "SELECT offset, key, value, timestamp_ms FROM records WHERE offset >= ? "
+                    "ORDER BY offset LIMIT ?",
+                    (from_offset, max_records),
+                ).fetchall()
+            if rows or time.monotonic() >= deadline:
+                return [LogRecord(int(o), bytes(k), v, int(t)) for o, k, v, t in rows]
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 0.02)
+
+    def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
+        with self._lock:
+            return self._meta("log_start_offset"), self._meta("next_offset")
+
+    def compact(
+        self,
+        *,
+        now_ms: int | None = None,
+        min_compaction_lag_ms: int | None = None,
+        delete_retention_ms: int | None = None,
+    ) -> int:
+        """Remove superseded records and expired tombstones, as Kafka's cleaner; return how many.
+
+        A record is removed when a later record has the same key and it is older than the
+        compaction lag; a tombstone that is the latest for its key is removed once older than
+        the lag plus ``delete_retention_ms``.  The last record of the log is always kept.
+        """
+        now = _now_ms() if now_ms is None else now_ms
+        lag = self.settings.min_compaction_lag_ms if min_compaction_lag_ms is None else min_compaction_lag_ms
+        retention = (
+            self.settings.delete_retention_ms if delete_retention_ms is None else delete_retention_ms
+        )
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                last = self._meta("next_offset") - 1
+                cursor = self._db.execute(
+                    """
+                    DELETE FROM records
+                    WHERE offset < :last AND timestamp_ms <= :lag_cut AND (
+                        EXISTS (SELECT 1 FROM records AS later
+                                WHERE later.key = records.key AND later.offset > records.offset)
+                        OR (value IS NULL AND timestamp_ms <= :tombstone_cut))
+                    """,
+                    {"last": last, "lag_cut": now - lag, "tombstone_cut": now - lag - retention},
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return int(cursor.rowcount)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
