@@ -170,8 +170,13 @@ def to_record(event: ChangeEvent) -> Record:
     record["eventType"] = ACL_CREATED if isinstance(event, AclCreated) else ACL_DELETED
     rt, name, pt, principal, host, op, perm = event.binding.fields()
     record.update(
-        resourceType=rt, name=name, patternType=pt, principal=principal, host=host,
-        operation=op, permissionType=perm,
+        resourceType=rt,
+        name=name,
+        patternType=pt,
+        principal=principal,
+        host=host,
+        operation=op,
+        permissionType=perm,
     )
     record["config"] = None
     return record

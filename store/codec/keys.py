@@ -61,8 +61,13 @@ def parse_key(key: bytes, *, offset: int = -1) -> AclBinding | ConfigKey:
         rt, name, pt, principal, host, op, perm = items[1:]
         try:
             return AclBinding.of(
-                ResourceType.parse(rt), name, PatternType.parse(pt), principal, host,
-                AclOperation.parse(op), AclPermissionType.parse(perm),
+                ResourceType.parse(rt),
+                name,
+                PatternType.parse(pt),
+                principal,
+                host,
+                AclOperation.parse(op),
+                AclPermissionType.parse(perm),
             )
         except ValueError as exc:
             raise UndecodableRecordError(f"key {key[:80]!r}: {exc}", offset=offset) from exc

@@ -100,7 +100,8 @@ class EmbeddedChangeLog:
                 try:
                     first = self._meta("next_offset")
                     self._db.executemany(
-                        "INSERT INTO records (offset, key, value, timestamp_ms) VALUES (?, ?, ?, ?)",
+                        "INSERT INTO records (offset, key, value, timestamp_ms) "
+                        "VALUES (?, ?, ?, ?)",
                         [(first + i, bytes(k), v, now) for i, (k, v) in enumerate(records)],
                     )
                     self._db.execute(
@@ -161,9 +162,15 @@ class EmbeddedChangeLog:
         the lag plus ``delete_retention_ms``.  The last record of the log is always kept.
         """
         now = _now_ms() if now_ms is None else now_ms
-        lag = self.settings.min_compaction_lag_ms if min_compaction_lag_ms is None else min_compaction_lag_ms
+        lag = (
+            self.settings.min_compaction_lag_ms
+            if min_compaction_lag_ms is None
+            else min_compaction_lag_ms
+        )
         retention = (
-            self.settings.delete_retention_ms if delete_retention_ms is None else delete_retention_ms
+            self.settings.delete_retention_ms
+            if delete_retention_ms is None
+            else delete_retention_ms
         )
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")

@@ -76,7 +76,10 @@ class KafkaLogSettings:
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> KafkaLogSettings:
-        """Build from ``{"min.insync.replicas": "2", ...}`` (dots or underscores); unknown keys fail."""
+        """Build from ``{"min.insync.replicas": "2", ...}`` (dots or underscores).
+
+        Unknown keys are refused, naming the known ones.
+        """
         known = {f.name for f in fields(cls)}
         kwargs: dict[str, Any] = {}
         for raw_key, raw in values.items():
@@ -175,7 +178,9 @@ class KafkaChangeLog:
             return
         except KafkaException as exc:
             error = exc.args[0] if exc.args else None
-            if not (isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS):
+            if not (
+                isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS
+            ):
                 raise LogUnavailableError(
                     f"could not create the change-log topic {self.topic!r} at "
                     f"{self.bootstrap_servers}: {exc}"
@@ -341,7 +346,9 @@ class KafkaChangeLog:
         offset = msg.offset()
         if offset >= from_offset:
             key = msg.key()
-            out.append(LogRecord(offset, b"" if key is None else key, msg.value(), msg.timestamp()[1]))
+            out.append(
+                LogRecord(offset, b"" if key is None else key, msg.value(), msg.timestamp()[1])
+            )
 
     def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
         """Ask the partition leader (never a cached value); retriable errors are retried."""

@@ -72,8 +72,13 @@ def test_each_schema_version_has_its_own_fingerprint() -> None:
     assert len({schema_fingerprint(v) for v in (1, 2, 3)}) == 3
 
 
-def _b(rt: ResourceType = RT.TOPIC, name: str = "orders", pt: PatternType = PT.LITERAL,
-       op: AclOperation = OP.READ, perm: AclPermissionType = PERM.ALLOW) -> AclBinding:
+def _b(
+    rt: ResourceType = RT.TOPIC,
+    name: str = "orders",
+    pt: PatternType = PT.LITERAL,
+    op: AclOperation = OP.READ,
+    perm: AclPermissionType = PERM.ALLOW,
+) -> AclBinding:
     return AclBinding.of(rt, name, pt, "User:alice", "*", op, perm)
 
 
@@ -83,7 +88,9 @@ def _created(b: AclBinding) -> AclCreated:
 
 bindings = st.builds(
     AclBinding.of,
-    st.sampled_from([RT.TOPIC, RT.GROUP, RT.CLUSTER, RT.TRANSACTIONAL_ID, RT.DELEGATION_TOKEN, RT.USER]),
+    st.sampled_from(
+        [RT.TOPIC, RT.GROUP, RT.CLUSTER, RT.TRANSACTIONAL_ID, RT.DELEGATION_TOKEN, RT.USER]
+    ),
     st.text(min_size=1, max_size=30),
     st.sampled_from([PT.LITERAL, PT.PREFIXED]),
     st.text(max_size=12).map(lambda s: "User:" + s),
@@ -93,12 +100,20 @@ bindings = st.builds(
 )
 _ascii = st.text(st.characters(max_codepoint=0xD7FF), max_size=20)
 events = st.one_of(
-    st.builds(AclCreated, binding=bindings, actor=_ascii, request_id=_ascii,
-              time_ms=st.integers(0, 2**62)),
-    st.builds(AclDeleted, binding=bindings, actor=_ascii, request_id=_ascii,
-              time_ms=st.integers(0, 2**62)),
-    st.builds(ConfigAltered, name=_ascii, value=st.none() | _ascii, actor=_ascii,
-              request_id=_ascii, time_ms=st.integers(0, 2**62)),
+    st.builds(
+        AclCreated, binding=bindings, actor=_ascii, request_id=_ascii, time_ms=st.integers(0, 2**62)
+    ),
+    st.builds(
+        AclDeleted, binding=bindings, actor=_ascii, request_id=_ascii, time_ms=st.integers(0, 2**62)
+    ),
+    st.builds(
+        ConfigAltered,
+        name=_ascii,
+        value=st.none() | _ascii,
+        actor=_ascii,
+        request_id=_ascii,
+        time_ms=st.integers(0, 2**62),
+    ),
 )
 
 
@@ -118,7 +133,10 @@ def test_json_shares_kafkas_extended_change_notification_fields() -> None:
     document = json.loads(value)
     assert list(document)[:4] == ["version", "resourceType", "name", "patternType"]
     assert {k: document[k] for k in list(document)[:4]} == {
-        "version": 1, "resourceType": "TOPIC", "name": "orgName", "patternType": "PREFIXED",
+        "version": 1,
+        "resourceType": "TOPIC",
+        "name": "orgName",
+        "patternType": "PREFIXED",
     }
 
 
@@ -208,8 +226,16 @@ def test_keys_name_the_binding_and_the_setting() -> None:
     assert parse_key(config_key("super.users")) == ConfigKey(name="super.users")
 
 
-@pytest.mark.parametrize("key", [b"\xff", b"{}", b'["acl","TOPIC"]', b'["x","y"]',
-                                 b'["acl","TOPIC","t","ANY","User:a","*","READ","ALLOW"]'])
+@pytest.mark.parametrize(
+    "key",
+    [
+        b"\xff",
+        b"{}",
+        b'["acl","TOPIC"]',
+        b'["x","y"]',
+        b'["acl","TOPIC","t","ANY","User:a","*","READ","ALLOW"]',
+    ],
+)
 def test_malformed_keys_are_reported_with_their_offset(key: bytes) -> None:
     with pytest.raises(UndecodableRecordError) as caught:
         parse_key(key, offset=12)

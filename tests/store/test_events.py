@@ -38,7 +38,9 @@ def binding(
 
 
 def created(b: AclBinding, **kw: int) -> AclCreated:
-    return AclCreated(binding=b, actor="User:admin", request_id="req-1", time_ms=1_700_000_000_000, **kw)
+    return AclCreated(
+        binding=b, actor="User:admin", request_id="req-1", time_ms=1_700_000_000_000, **kw
+    )
 
 
 # The feature history, worked by hand from the Kafka releases that introduced each feature.
@@ -62,11 +64,16 @@ def created(b: AclBinding, **kw: int) -> AclCreated:
 )
 def test_min_reader_version_is_derived_from_the_binding(b: AclBinding, needed: int) -> None:
     assert created(b).min_reader_version == needed
-    assert AclDeleted(binding=b, actor="User:a", request_id="r", time_ms=0).min_reader_version == needed
+    assert (
+        AclDeleted(binding=b, actor="User:a", request_id="r", time_ms=0).min_reader_version
+        == needed
+    )
 
 
 def test_config_events_need_format_3() -> None:
-    event = ConfigAltered(name="super.users", value="User:a", actor="User:a", request_id="r", time_ms=0)
+    event = ConfigAltered(
+        name="super.users", value="User:a", actor="User:a", request_id="r", time_ms=0
+    )
     assert event.min_reader_version == 3
     assert not event.readable_by(2) and event.readable_by(3)
 
@@ -89,16 +96,33 @@ def test_events_are_frozen_and_hashable() -> None:
 def test_record_form_uses_kafka_enum_names() -> None:
     record = to_record(created(binding(pt=PT.PREFIXED, op=OP.DESCRIBE_CONFIGS, perm=PERM.DENY)))
     assert record == {
-        "schemaVersion": 3, "minReaderVersion": 2, "actor": "User:admin", "requestId": "req-1",
-        "timeMs": 1_700_000_000_000, "eventType": "ACL_CREATED", "resourceType": "TOPIC",
-        "name": "orders", "patternType": "PREFIXED", "principal": "User:alice", "host": "*",
-        "operation": "DESCRIBE_CONFIGS", "permissionType": "DENY", "config": None,
+        "schemaVersion": 3,
+        "minReaderVersion": 2,
+        "actor": "User:admin",
+        "requestId": "req-1",
+        "timeMs": 1_700_000_000_000,
+        "eventType": "ACL_CREATED",
+        "resourceType": "TOPIC",
+        "name": "orders",
+        "patternType": "PREFIXED",
+        "principal": "User:alice",
+        "host": "*",
+        "operation": "DESCRIBE_CONFIGS",
+        "permissionType": "DENY",
+        "config": None,
     }
 
 
 def test_config_record_carries_the_entry_and_no_real_binding() -> None:
-    record = to_record(ConfigAltered(name="allow.everyone.if.no.acl.found", value=None,
-                                     actor="User:a", request_id="r", time_ms=3))
+    record = to_record(
+        ConfigAltered(
+            name="allow.everyone.if.no.acl.found",
+            value=None,
+            actor="User:a",
+            request_id="r",
+            time_ms=3,
+        )
+    )
     assert record["eventType"] == "CONFIG_ALTERED"
     assert record["config"] == {"name": "allow.everyone.if.no.acl.found", "value": None}
     assert record["resourceType"] == "UNKNOWN" and record["operation"] == "UNKNOWN"
@@ -106,7 +130,9 @@ def test_config_record_carries_the_entry_and_no_real_binding() -> None:
 
 bindings = st.builds(
     AclBinding.of,
-    st.sampled_from([RT.TOPIC, RT.GROUP, RT.CLUSTER, RT.TRANSACTIONAL_ID, RT.DELEGATION_TOKEN, RT.USER]),
+    st.sampled_from(
+        [RT.TOPIC, RT.GROUP, RT.CLUSTER, RT.TRANSACTIONAL_ID, RT.DELEGATION_TOKEN, RT.USER]
+    ),
     st.text(min_size=1, max_size=20),
     st.sampled_from([PT.LITERAL, PT.PREFIXED]),
     st.text(max_size=12).map(lambda s: "User:" + s),
@@ -138,7 +164,10 @@ def test_upcast_of_a_format_1_record_builds_a_literal_binding() -> None:
     assert "patternType" not in v1 and "config" not in v1 and v1["schemaVersion"] == 1
     event = from_record(upcast(v1, from_version=1))
     assert event == AclCreated(
-        binding=binding(), actor="User:admin", request_id="req-1", time_ms=1_700_000_000_000,
+        binding=binding(),
+        actor="User:admin",
+        request_id="req-1",
+        time_ms=1_700_000_000_000,
         schema_version=1,
     )
 

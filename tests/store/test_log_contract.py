@@ -34,6 +34,7 @@ def open_log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogFact
     """A factory of handles on ONE fresh log (every call opens another handle on it)."""
     opened: list[ChangeLog] = []
     if request.param == "embedded":
+
         def make() -> ChangeLog:
             log = EmbeddedChangeLog(tmp_path / "data")
             opened.append(log)
@@ -46,6 +47,7 @@ def open_log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogFact
             log = KafkaChangeLog(bootstrap, topic, FAST_COMPACTION)
             opened.append(log)
             return log
+
     yield make
     for log in opened:
         log.close()
@@ -81,7 +83,10 @@ def test_append_returns_dense_offsets_and_read_returns_the_records(open_log: Log
     assert log.watermarks() == (0, 4)
     records = read_all(log)
     assert [(r.offset, r.key, r.value) for r in records] == [
-        (0, b"a", b"1"), (1, b"b", b"2"), (2, b"a", None), (3, b"c", b"\x00\xff"),
+        (0, b"a", b"1"),
+        (1, b"b", b"2"),
+        (2, b"a", None),
+        (3, b"c", b"\x00\xff"),
     ]
     assert all(before - 5_000 <= r.timestamp_ms <= time.time() * 1000 + 5_000 for r in records)
 

@@ -40,8 +40,19 @@ KNOWN_SYMBOLS: dict[int, dict[str, set[str]]] = {
     1: {
         "eventType": {"ACL_CREATED", "ACL_DELETED"},
         "resourceType": {"TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID"},
-        "operation": {"ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
-                      "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE"},
+        "operation": {
+            "ALL",
+            "READ",
+            "WRITE",
+            "CREATE",
+            "DELETE",
+            "ALTER",
+            "DESCRIBE",
+            "CLUSTER_ACTION",
+            "DESCRIBE_CONFIGS",
+            "ALTER_CONFIGS",
+            "IDEMPOTENT_WRITE",
+        },
         "permissionType": {"ALLOW", "DENY"},
     },
 }
@@ -53,8 +64,20 @@ KNOWN_SYMBOLS[3] = {
     "operation": KNOWN_SYMBOLS[2]["operation"] | {"CREATE_TOKENS", "DESCRIBE_TOKENS"},
 }
 FIELDS = {
-    1: {"schemaVersion", "minReaderVersion", "eventType", "actor", "requestId", "timeMs",
-        "resourceType", "name", "principal", "host", "operation", "permissionType"},
+    1: {
+        "schemaVersion",
+        "minReaderVersion",
+        "eventType",
+        "actor",
+        "requestId",
+        "timeMs",
+        "resourceType",
+        "name",
+        "principal",
+        "host",
+        "operation",
+        "permissionType",
+    },
 }
 FIELDS[2] = FIELDS[1] | {"patternType"}
 FIELDS[3] = FIELDS[2] | {"config"}
@@ -62,13 +85,24 @@ FIELDS[3] = FIELDS[2] | {"config"}
 
 def build_event(kind: str, fields: list[Any], version: int, index: int) -> ChangeEvent:
     """The event a fixture line describes in plain fields (what the writer was asked to write)."""
-    common: dict[str, Any] = {"actor": "User:admin", "request_id": f"fixture-{index}",
-                              "time_ms": 1_700_000_000_000 + index, "schema_version": version}
+    common: dict[str, Any] = {
+        "actor": "User:admin",
+        "request_id": f"fixture-{index}",
+        "time_ms": 1_700_000_000_000 + index,
+        "schema_version": version,
+    }
     if kind == "ConfigAltered":
         return ConfigAltered(name=fields[0], value=fields[1], **common)
     rt, name, pt, principal, host, op, perm = fields
-    binding = AclBinding.of(ResourceType[rt], name, PatternType[pt], principal, host,
-                            AclOperation[op], AclPermissionType[perm])
+    binding = AclBinding.of(
+        ResourceType[rt],
+        name,
+        PatternType[pt],
+        principal,
+        host,
+        AclOperation[op],
+        AclPermissionType[perm],
+    )
     return (AclCreated if kind == "AclCreated" else AclDeleted)(binding=binding, **common)
 
 
@@ -109,7 +143,9 @@ def test_reader_decodes_writer(reader: int, writer: int, codec: str) -> None:
 @pytest.mark.parametrize(("reader", "writer", "codec"), MATRIX)
 def test_reader_shape_and_unknown_symbols(reader: int, writer: int, codec: str) -> None:
     for fixture in fixtures(writer):
-        written_as, record = CODECS[codec].read_record(value_of(fixture, codec), reader_version=reader)
+        written_as, record = CODECS[codec].read_record(
+            value_of(fixture, codec), reader_version=reader
+        )
         assert written_as == writer == record["schemaVersion"]
         assert set(record) == FIELDS[reader]
         for field, known in KNOWN_SYMBOLS[reader].items():
@@ -120,14 +156,18 @@ def test_reader_shape_and_unknown_symbols(reader: int, writer: int, codec: str) 
 def _true_symbol(fixture: dict[str, Any], field: str, writer: int) -> str:
     kind, fields = fixture["kind"], fixture["fields"]
     if field == "eventType":
-        return {"AclCreated": "ACL_CREATED", "AclDeleted": "ACL_DELETED"}.get(kind, "CONFIG_ALTERED")
+        return {"AclCreated": "ACL_CREATED", "AclDeleted": "ACL_DELETED"}.get(
+            kind, "CONFIG_ALTERED"
+        )
     if kind == "ConfigAltered":
         return "UNKNOWN"
     index = {"resourceType": 0, "patternType": 2, "operation": 5, "permissionType": 6}[field]
     return str(fields[index])
 
 
-@pytest.mark.parametrize(("reader", "writer"), [(r, w) for r in VERSIONS for w in VERSIONS if w < r])
+@pytest.mark.parametrize(
+    ("reader", "writer"), [(r, w) for r in VERSIONS for w in VERSIONS if w < r]
+)
 def test_upcasting_agrees_with_avro_schema_resolution(reader: int, writer: int) -> None:
     """Two independent mechanisms: our upcast_vN_to_vN1 chain and fastavro's resolution."""
     writer_schema = parse_schema(schemas.avro_schema(writer))
@@ -158,7 +198,9 @@ def test_todays_writer_still_writes_the_fixture_bytes(writer: int) -> None:
 
 def test_a_v1_reader_never_takes_a_prefixed_deny_for_a_literal_one() -> None:
     """KIP-290's downgrade hazard, made explicit."""
-    prefixed_deny = next(f for f in fixtures(2) if f["fields"][2] == "PREFIXED" and f["fields"][6] == "DENY")
+    prefixed_deny = next(
+        f for f in fixtures(2) if f["fields"][2] == "PREFIXED" and f["fields"][6] == "DENY"
+    )
     for codec in CODECS:
         _, record = CODECS[codec].read_record(value_of(prefixed_deny, codec), reader_version=1)
         assert "patternType" not in record and record["minReaderVersion"] == 2

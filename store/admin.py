@@ -1,0 +1,369 @@
+"""The admin API: KIP-140's CreateAcls / DescribeAcls / DeleteAcls (with KIP-290 pattern types)
+and KIP-133's DescribeConfigs / AlterConfigs for the store's own settings, over a change log.
+
+``AclAdmin`` keeps the state projected from the log (:mod:`store.projection`) and, before each
+request, catches up to the log's high watermark, so several admins writing one log stay
+consistent.  Every call returns the log offset its answer reflects (a consistency token that
+replicas can wait for).
+
+* Callers are authorized as a Kafka broker does: DESCRIBE on CLUSTER to describe ACLs, ALTER on
+  CLUSTER to create or delete them, DESCRIBE_CONFIGS / ALTER_CONFIGS on CLUSTER for configs
+  (super users always), using the decision rules over the current state.
+* Creates are not transactional: one result per binding, invalid ones refused with Kafka's
+  messages; a binding already live (or repeated in the request) succeeds and writes nothing,
+  which also makes retrying a failed create safe.
+* Deletes give one result per filter, each matched against the state before the request; each
+  deleted binding is written once as ``AclDeleted`` followed at once by a tombstone for its key.
+
+Why the tombstone is written with the ``AclDeleted`` event rather than later by a sweeper: the
+event is the history (who deleted what, when), and the broker itself keeps it readable for
+``min.compaction.lag.ms``; the tombstone then makes the binding leave the compacted log after
+``delete.retention.ms``.  The grace period is the broker's guarantee, not a process that must
+stay alive, and no later writer can tombstone a key that another writer has re-created in
+between (the tombstone is ordered right behind the delete, before any later create).  A replica
+that is offline longer than those two periods must rebuild from the compacted log.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from store.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
+from store.authorizer import Action, authorize
+from store.codec import AvroEventCodec, EventCodec, binding_key, config_key
+from store.errors import ClusterAuthorizationError, InvalidRequestError, StoreError
+from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
+from store.log.base import ChangeLog, LogUnavailableError
+from store.principal import KafkaPrincipal
+from store.projection import AclStoreState
+from store.settings import (
+    FORMAT_VERSION_CONFIG,
+    AlterConfigPolicy,
+    AlterConfigsRequest,
+    ConfigEntry,
+    check_config,
+    check_format_downgrade,
+    check_format_gate,
+)
+from store.validation import ValidationLayer, plan_create_acls, validate_filter
+
+LOCAL_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class AclCreationResult:
+    binding: AclBinding
+    error: StoreError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateAclsResult:
+    """One result per requested binding, in request order; ``records_written`` new events."""
+
+    results: tuple[AclCreationResult, ...]
+    offset: int
+    records_written: int
+
+
+@dataclass(frozen=True, slots=True)
+class AclDeletionResult:
+    filter: AclBindingFilter
+    deleted: tuple[AclBinding, ...] = ()
+    error: StoreError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteAclsResult:
+    """One result per filter, in request order; ``records_written`` ``AclDeleted`` events."""
+
+    results: tuple[AclDeletionResult, ...]
+    offset: int
+    records_written: int
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeAclsResult:
+    bindings: tuple[AclBinding, ...]
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeConfigsResult:
+    entries: tuple[ConfigEntry, ...]
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfigsResult:
+    """``changed`` lists the settings written (none when ``validate_only``)."""
+
+    changed: tuple[str, ...]
+    offset: int
+    validate_only: bool
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class AclAdmin:
+    """The admin API over one change log.
+
+    ``super_users`` are this process's own super users (a broker's static ``super.users``),
+    honoured in addition to the log's, so that an empty store can be administered at all.
+    ``skip_offsets`` lists records an operator has decided to pass over (a corrupt record
+    otherwise stops every request with an error naming its offset).
+    """
+
+    def __init__(
+        self,
+        log: ChangeLog,
+        *,
+        codec: EventCodec | None = None,
+        super_users: Iterable[str] = (),
+        alter_config_policy: AlterConfigPolicy | None = None,
+        validation_layer: ValidationLayer = ValidationLayer.ADMIN_CLIENT,
+        skip_offsets: Iterable[int] = (),
+        timeout: float = 10.0,
+        clock: Callable[[], int] = _now_ms,
+    ) -> None:
+        self.log = log
+        self.codec = codec or AvroEventCodec()
+        self.super_users = frozenset(str(KafkaPrincipal.parse(u)) for u in super_users)
+        self.policy = alter_config_policy
+        self.validation_layer = validation_layer
+        self.skip_offsets = frozenset(skip_offsets)
+        self.timeout = timeout
+        self.clock = clock
+        self.state = AclStoreState()
+        self._written: dict[int, ChangeEvent | None] = {}
+        self._lock = threading.RLock()
+
+    # --- reading the log --------------------------------------------------------------------
+
+    def sync(self, *, timeout: float | None = None) -> int:
+        """Apply the log up to its current high watermark; return the offset reached."""
+        with self._lock:
+            deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+            _, high = self.log.watermarks(timeout=max(0.01, deadline - time.monotonic()))
+            while self.state.next_offset < high:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise LogUnavailableError(
+                        f"could not read {self.log} up to offset {high - 1} (reached "
+                        f"{self.state.offset}) within the timeout; check the log, then retry"
+                    )
+                records = self.log.read(self.state.next_offset, timeout=min(remaining, 1.0))
+                self.state.apply_records(
+                    records, known=self._written, skip_offsets=self.skip_offsets
+                )
+            self._written.clear()
+            return self.state.offset
+
+    # --- authorization ----------------------------------------------------------------------
+
+    def _require(
+        self, actor: KafkaPrincipal | str, host: str, operation: AclOperation, why: str
+    ) -> str:
+        principal = actor if isinstance(actor, KafkaPrincipal) else KafkaPrincipal.parse(actor)
+        config = self.state.settings.authorizer_config(self.super_users)
+        action = Action(operation, ResourceType.CLUSTER, CLUSTER_NAME)
+        if not authorize(self.state.index, config, principal, host, [action])[0].allowed:
+            raise ClusterAuthorizationError(
+                f"{principal} from {host} is not authorized to {operation.name} the CLUSTER "
+                f"resource, which is needed to {why}: add an ALLOW ACL for it (or list the "
+                "principal in super.users)"
+            )
+        return str(principal)
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def _append(
+        self, events: Sequence[ChangeEvent | tuple[bytes, None]], timeout: float | None
+    ) -> list[int]:
+        finalized = self.state.settings.format_version
+        records: list[tuple[bytes, bytes | None]] = []
+        for item in events:
+            if isinstance(item, tuple):
+                records.append(item)
+                continue
+            key = (
+                config_key(item.name)
+                if isinstance(item, ConfigAltered)
+                else binding_key(item.binding)
+            )
+            writer = max(finalized, item.min_reader_version)
+            records.append((key, self.codec.encode(item, writer_version=writer)))
+        offsets = self.log.append(records, timeout=self.timeout if timeout is None else timeout)
+        for offset, item in zip(offsets, events, strict=True):
+            self._written[offset] = None if isinstance(item, tuple) else item
+        return offsets
+
+    def create_acls(
+        self,
+        bindings: Sequence[AclBinding],
+        *,
+        actor: KafkaPrincipal | str,
+        host: str = LOCAL_HOST,
+        timeout: float | None = None,
+    ) -> CreateAclsResult:
+        """CreateAcls: validate each binding, gate it on the format version, write the new ones.
+
+        Raises :class:`ClusterAuthorizationError` (nothing written) or, when the log does not
+        acknowledge, :class:`LogUnavailableError` (outcome unknown; retrying is safe).
+        """
+        with self._lock:
+            self.sync(timeout=timeout)
+            principal = self._require(actor, host, AclOperation.ALTER, "create ACLs")
+            plan = plan_create_acls(self.state.index, bindings, layer=self.validation_layer)
+            finalized = self.state.settings.format_version
+            errors: list[StoreError | None] = list(plan.results)
+            refused: set[AclBinding] = set()
+            for i, binding in enumerate(bindings):
+                if errors[i] is None:
+                    try:
+                        check_format_gate(binding, finalized)
+                    except StoreError as exc:
+                        errors[i] = exc
+                        refused.add(binding)
+            request_id, now = uuid.uuid4().hex, self.clock()
+            events = [
+                AclCreated(binding=b, actor=principal, request_id=request_id, time_ms=now)
+                for b in plan.new_bindings
+                if b not in refused
+            ]
+            offsets = self._append(events, timeout) if events else []
+            return CreateAclsResult(
+                results=tuple(
+                    AclCreationResult(b, e) for b, e in zip(bindings, errors, strict=True)
+                ),
+                offset=offsets[-1] if offsets else self.state.offset,
+                records_written=len(events),
+            )
+
+    def delete_acls(
+        self,
+        filters: Sequence[AclBindingFilter],
+        *,
+        actor: KafkaPrincipal | str,
+        host: str = LOCAL_HOST,
+        timeout: float | None = None,
+    ) -> DeleteAclsResult:
+        """DeleteAcls: every filter matched against the state before the request."""
+        with self._lock:
+            self.sync(timeout=timeout)
+            principal = self._require(actor, host, AclOperation.ALTER, "delete ACLs")
+            results: list[AclDeletionResult] = []
+            removed: dict[AclBinding, None] = {}
+            for acl_filter in filters:
+                try:
+                    validate_filter(acl_filter)
+                except StoreError as exc:
+                    results.append(AclDeletionResult(acl_filter, error=exc))
+                    continue
+                matched = self.state.index.acls(acl_filter)
+                removed.update(dict.fromkeys(matched))
+                results.append(AclDeletionResult(acl_filter, deleted=tuple(matched)))
+            request_id, now = uuid.uuid4().hex, self.clock()
+            events: list[ChangeEvent | tuple[bytes, None]] = []
+            for binding in removed:
+                events.append(
+                    AclDeleted(binding=binding, actor=principal, request_id=request_id, time_ms=now)
+                )
+                events.append((binding_key(binding), None))
+            offsets = self._append(events, timeout) if events else []
+            return DeleteAclsResult(
+                results=tuple(results),
+                offset=offsets[-1] if offsets else self.state.offset,
+                records_written=len(removed),
+            )
+
+    def describe_acls(
+        self,
+        acl_filter: AclBindingFilter,
+        *,
+        actor: KafkaPrincipal | str,
+        host: str = LOCAL_HOST,
+        timeout: float | None = None,
+    ) -> DescribeAclsResult:
+        """DescribeAcls: the live bindings the filter matches, in Kafka's order."""
+        with self._lock:
+            self.sync(timeout=timeout)
+            self._require(actor, host, AclOperation.DESCRIBE, "describe ACLs")
+            validate_filter(acl_filter)
+            return DescribeAclsResult(tuple(self.state.index.acls(acl_filter)), self.state.offset)
+
+    # --- configs ----------------------------------------------------------------------------
+
+    def describe_configs(
+        self,
+        names: Iterable[str] | None = None,
+        *,
+        actor: KafkaPrincipal | str,
+        host: str = LOCAL_HOST,
+        timeout: float | None = None,
+    ) -> DescribeConfigsResult:
+        """DescribeConfigs of the store's settings (all, or ``names``)."""
+        with self._lock:
+            self.sync(timeout=timeout)
+            self._require(actor, host, AclOperation.DESCRIBE_CONFIGS, "describe configs")
+            entries = self.state.settings.entries()
+            if names is not None:
+                wanted = list(names)
+                for name in wanted:
+                    check_config(name, None)
+                entries = [e for e in entries if e.name in wanted]
+            return DescribeConfigsResult(tuple(entries), self.state.offset)
+
+    def alter_configs(
+        self,
+        configs: Mapping[str, str | None],
+        *,
+        actor: KafkaPrincipal | str,
+        host: str = LOCAL_HOST,
+        validate_only: bool = False,
+        timeout: float | None = None,
+    ) -> AlterConfigsResult:
+        """Set (or, with None, reset) settings; all or nothing for the store's one config entity.
+
+        Each key and value is validated, lowering ``acl.format.version`` below what a live
+        binding needs is refused, then the policy decides; ``validate_only`` stops there.
+        Settings are changed incrementally (KIP-339's SET/DELETE), not replaced as a whole.
+        """
+        with self._lock:
+            self.sync(timeout=timeout)
+            principal = self._require(actor, host, AclOperation.ALTER_CONFIGS, "alter configs")
+            if not configs:
+                raise InvalidRequestError("alter_configs needs at least one setting")
+            for name, value in configs.items():
+                check_config(name, value)
+            if FORMAT_VERSION_CONFIG in configs:
+                target = configs[FORMAT_VERSION_CONFIG]
+                if target is not None:
+                    check_format_downgrade(self.state.index.bindings(), int(target.strip()))
+            if self.policy is not None:
+                self.policy.validate(
+                    AlterConfigsRequest(
+                        configs=dict(configs), actor=principal, current=dict(self.state.configs)
+                    )
+                )
+            changed = [n for n, v in configs.items() if self.state.configs.get(n) != v]
+            if validate_only or not changed:
+                return AlterConfigsResult((), self.state.offset, validate_only)
+            request_id, now = uuid.uuid4().hex, self.clock()
+            events = [
+                ConfigAltered(
+                    name=n, value=configs[n], actor=principal, request_id=request_id, time_ms=now
+                )
+                for n in changed
+            ]
+            offsets = self._append(events, timeout)
+            return AlterConfigsResult(tuple(changed), offsets[-1], validate_only)

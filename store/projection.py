@@ -1,0 +1,104 @@
+"""The live ACL set and settings, projected from change-log records in offset order.
+
+Pure: records in, state out.  A record this release cannot read raises its
+:class:`~store.codec.RecordDecodeError` (naming the offset) and leaves the state at the
+record before it; only an explicit ``skip_offsets`` entry lets the projection pass it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from store.acl import AclBinding
+from store.authorizer import InMemoryAclIndex
+from store.codec import (
+    ConfigKey,
+    UndecodableRecordError,
+    decode_event,
+    event_key,
+    parse_key,
+)
+from store.events import LATEST_FORMAT_VERSION, AclCreated, AclDeleted, ChangeEvent
+from store.log.base import LogRecord
+from store.settings import StoreSettings
+
+
+class AclStoreState:
+    """Bindings (an :class:`InMemoryAclIndex`), settings, and the next offset to apply."""
+
+    def __init__(self, *, reader_version: int = LATEST_FORMAT_VERSION) -> None:
+        self.index = InMemoryAclIndex()
+        self.configs: dict[str, str] = {}
+        self.next_offset = 0
+        self.reader_version = reader_version
+        self.skipped: list[int] = []
+
+    @property
+    def offset(self) -> int:
+        """The last offset the state reflects (-1 before the first record)."""
+        return self.next_offset - 1
+
+    @property
+    def settings(self) -> StoreSettings:
+        return StoreSettings(dict(self.configs))
+
+    def apply_records(
+        self,
+        records: Iterable[LogRecord],
+        *,
+        known: Mapping[int, ChangeEvent | None] | None = None,
+        skip_offsets: frozenset[int] = frozenset(),
+    ) -> None:
+        """Apply records in offset order.
+
+        ``known`` maps offsets this process wrote itself to their event (None for a
+        tombstone), which saves decoding them again.
+        """
+        for record in records:
+            if record.offset < self.next_offset:
+                continue
+            if record.offset in skip_offsets:
+                self.skipped.append(record.offset)
+            elif known is not None and record.offset in known:
+                self._apply_known(record, known[record.offset])
+            else:
+                self._apply(record)
+            self.next_offset = record.offset + 1
+
+    def _apply_known(self, record: LogRecord, event: ChangeEvent | None) -> None:
+        if event is None:
+            self._apply_tombstone(record)
+        else:
+            self.apply_event(event)
+
+    def _apply(self, record: LogRecord) -> None:
+        if record.value is None:
+            self._apply_tombstone(record)
+            return
+        event = decode_event(record.value, offset=record.offset, reader_version=self.reader_version)
+        if event_key(event) != record.key:
+            raise UndecodableRecordError(
+                f"its key {record.key[:80]!r} is not the key of the event it holds",
+                offset=record.offset,
+            )
+        self.apply_event(event)
+
+    def _apply_tombstone(self, record: LogRecord) -> None:
+        target = parse_key(record.key, offset=record.offset)
+        if isinstance(target, ConfigKey):
+            self.configs.pop(target.name, None)
+        else:
+            self.index.remove(target)
+
+    def apply_event(self, event: ChangeEvent) -> None:
+        if isinstance(event, AclCreated):
+            self.index.add(event.binding)
+        elif isinstance(event, AclDeleted):
+            self.index.remove(event.binding)
+        elif event.value is None:
+            self.configs.pop(event.name, None)
+        else:
+            self.configs[event.name] = event.value
+
+    def bindings(self) -> list[AclBinding]:
+        return sorted(self.index.bindings())
