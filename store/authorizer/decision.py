@@ -146,14 +146,7 @@ ALL_OPERATIONS_MASK = (1 << (max(AclOperation) + 1)) - 1
 """Every operation bit, UNKNOWN included: an ALL ACL matches any requested operation."""
 
 
-def covered_operations(operation: AclOperation, permission: AclPermissionType) -> int:
-    """The bit set of requested operations an ACL of ``operation``/``permission`` applies to.
-
-    ALL covers every operation; an ALLOW of READ/WRITE/DELETE/ALTER also covers DESCRIBE
-    and an ALLOW of ALTER_CONFIGS also covers DESCRIBE_CONFIGS.  Note that an ALLOW of
-    DESCRIBE does *not* cover... anything but DESCRIBE, and an ALLOW of READ does not cover
-    an *action* of ALL (only an ALL ACL does).
-    """
+def _covered(operation: AclOperation, permission: AclPermissionType) -> int:
     if operation is AclOperation.ALL:
         return ALL_OPERATIONS_MASK
     mask = 1 << int(operation)
@@ -163,6 +156,23 @@ def covered_operations(operation: AclOperation, permission: AclPermissionType) -
         if operation in IMPLIES_DESCRIBE_CONFIGS:
             mask |= 1 << AclOperation.DESCRIBE_CONFIGS
     return mask
+
+
+COVERED: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_covered(op, perm) for op in AclOperation) for perm in AclPermissionType
+)
+"""``COVERED[permission code][operation code]``: :func:`covered_operations` as a table."""
+
+
+def covered_operations(operation: AclOperation, permission: AclPermissionType) -> int:
+    """The bit set of requested operations an ACL of ``operation``/``permission`` applies to.
+
+    ALL covers every operation; an ALLOW of READ/WRITE/DELETE/ALTER also covers DESCRIBE
+    and an ALLOW of ALTER_CONFIGS also covers DESCRIBE_CONFIGS.  Nothing else is implied:
+    an ALLOW of READ does not cover an *action* of ALL (only an ALL ACL does), and a DENY
+    covers its own operation only.
+    """
+    return COVERED[permission][operation]
 
 
 def find_result(

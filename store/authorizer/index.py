@@ -16,6 +16,7 @@ never applied: Kafka's range scan happens to treat them like PREFIXED; we do not
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Iterator
 
 from store.acl import (
@@ -28,10 +29,10 @@ from store.acl import (
 )
 from store.authorizer.decision import (
     ALLOWED,
+    COVERED,
     DENIED,
     Decision,
     DecisionRule,
-    covered_operations,
 )
 
 TYPE_SLOTS = max(ResourceType) + 1
@@ -42,7 +43,8 @@ class Grant:
     """The ACLs of one resource pattern for one (principal, host): their operation masks.
 
     ``deny_mask`` / ``allow_mask`` hold a bit per requested operation the ACLs cover (see
-    :func:`~store.authorizer.decision.covered_operations`).  Each ACL keeps a ready-made
+    :func:`~store.authorizer.decision.covered_operations`).  Within a grant an ACL is fixed
+    by its operation and permission, which key ``decisions``; each ACL keeps a ready-made
     :class:`Decision` so that answering allocates nothing.
     """
 
@@ -51,26 +53,32 @@ class Grant:
     def __init__(self) -> None:
         self.allow_mask = 0
         self.deny_mask = 0
-        self.decisions: dict[AclBinding, tuple[int, Decision]] = {}
+        self.decisions: dict[int, Decision] = {}
+
+    @staticmethod
+    def key(binding: AclBinding) -> int:
+        return int(binding.operation) << 3 | int(binding.permission_type)
 
     def add(self, binding: AclBinding) -> bool:
-        if binding in self.decisions:
+        key = self.key(binding)
+        if key in self.decisions:
             return False
-        mask = covered_operations(binding.operation, binding.permission_type)
-        if binding.permission_type is AclPermissionType.ALLOW:
+        permission = binding.permission_type
+        mask = COVERED[permission][binding.operation]
+        if permission is AclPermissionType.ALLOW:
             self.allow_mask |= mask
-            decision = Decision(ALLOWED, DecisionRule.MATCHING_ACL, binding)
+            self.decisions[key] = Decision(ALLOWED, DecisionRule.MATCHING_ACL, binding)
         else:  # DENY (Kafka also treats UNKNOWN permission types as DENY)
             self.deny_mask |= mask
-            decision = Decision(DENIED, DecisionRule.MATCHING_ACL, binding)
-        self.decisions[binding] = (mask, decision)
+            self.decisions[key] = Decision(DENIED, DecisionRule.MATCHING_ACL, binding)
         return True
 
     def remove(self, binding: AclBinding) -> bool:
-        if self.decisions.pop(binding, None) is None:
+        if self.decisions.pop(self.key(binding), None) is None:
             return False
         self.allow_mask = self.deny_mask = 0
-        for mask, decision in self.decisions.values():
+        for decision in self.decisions.values():
+            mask = _mask_of(decision)
             if decision.result is ALLOWED:
                 self.allow_mask |= mask
             else:
@@ -79,10 +87,21 @@ class Grant:
 
     def decision_for(self, op_bit: int, result: object) -> Decision:
         """The decision of an ACL here with ``result`` covering ``op_bit`` (which must exist)."""
-        for mask, decision in self.decisions.values():
-            if decision.result is result and mask & op_bit:
+        for decision in self.decisions.values():
+            if decision.result is result and _mask_of(decision) & op_bit:
                 return decision
         raise LookupError("no ACL covers the operation")  # masks and decisions disagree
+
+    def bindings(self) -> Iterator[AclBinding]:
+        for decision in self.decisions.values():
+            if decision.binding is not None:
+                yield decision.binding
+
+
+def _mask_of(decision: Decision) -> int:
+    binding = decision.binding
+    assert binding is not None
+    return COVERED[binding.permission_type][binding.operation]
 
 
 class PatternAcls:
@@ -97,7 +116,7 @@ class PatternAcls:
     def bindings(self) -> Iterator[AclBinding]:
         for by_host in self.grants.values():
             for grant in by_host.values():
-                yield from grant.decisions
+                yield from grant.bindings()
 
 
 class AclTables:
@@ -150,21 +169,69 @@ class AclTables:
 
 
 class TypeBucket:
-    """One principal's ALLOW/DENY names of one resource type for one (host, operation)."""
+    """One principal's ALLOW/DENY names of one resource type for one (host, operation).
 
-    __slots__ = ("allow_literal", "allow_prefixed", "deny_literal", "deny_prefixed")
+    Besides the name dicts it keeps the ALLOW names in sorted lists, built on the first
+    ``authorize_by_resource_type`` that needs them and then kept sorted on every change
+    (``bisect``), so that a DENY prefix dominating thousands of ALLOW names is skipped as
+    one range instead of name by name.
+    """
+
+    __slots__ = (
+        "_sorted_allow_literal",
+        "_sorted_allow_prefixed",
+        "allow_literal",
+        "allow_prefixed",
+        "deny_literal",
+        "deny_prefixed",
+    )
 
     def __init__(self) -> None:
         self.allow_literal: dict[str, AclBinding] = {}
         self.allow_prefixed: dict[str, AclBinding] = {}
         self.deny_literal: dict[str, AclBinding] = {}
         self.deny_prefixed: dict[str, AclBinding] = {}
+        self._sorted_allow_literal: list[str] | None = None
+        self._sorted_allow_prefixed: list[str] | None = None
 
-    def slot(self, binding: AclBinding) -> dict[str, AclBinding]:
-        allow = binding.permission_type is AclPermissionType.ALLOW
-        if binding.pattern_type is PatternType.LITERAL:
-            return self.allow_literal if allow else self.deny_literal
-        return self.allow_prefixed if allow else self.deny_prefixed
+    def add(self, binding: AclBinding) -> None:
+        name = binding.name
+        if binding.permission_type is not AclPermissionType.ALLOW:
+            self._denies(binding)[name] = binding
+        elif binding.pattern_type is PatternType.LITERAL:
+            self.allow_literal[name] = binding
+            if self._sorted_allow_literal is not None:
+                bisect.insort(self._sorted_allow_literal, name)
+        else:
+            self.allow_prefixed[name] = binding
+            if self._sorted_allow_prefixed is not None:
+                bisect.insort(self._sorted_allow_prefixed, name)
+
+    def remove(self, binding: AclBinding) -> None:
+        name = binding.name
+        if binding.permission_type is not AclPermissionType.ALLOW:
+            del (self.deny_literal if binding.pattern_type is PatternType.LITERAL else self.deny_prefixed)[
+                name
+            ]
+        elif binding.pattern_type is PatternType.LITERAL:
+            del self.allow_literal[name]
+            _remove_sorted(self._sorted_allow_literal, name)
+        else:
+            del self.allow_prefixed[name]
+            _remove_sorted(self._sorted_allow_prefixed, name)
+
+    def _denies(self, binding: AclBinding) -> dict[str, AclBinding]:
+        return self.deny_literal if binding.pattern_type is PatternType.LITERAL else self.deny_prefixed
+
+    def sorted_allow_literal(self) -> list[str]:
+        if self._sorted_allow_literal is None:
+            self._sorted_allow_literal = sorted(self.allow_literal)
+        return self._sorted_allow_literal
+
+    def sorted_allow_prefixed(self) -> list[str]:
+        if self._sorted_allow_prefixed is None:
+            self._sorted_allow_prefixed = sorted(self.allow_prefixed)
+        return self._sorted_allow_prefixed
 
     def __bool__(self) -> bool:
         return bool(self.allow_literal or self.allow_prefixed or self.deny_literal or self.deny_prefixed)
@@ -174,6 +241,11 @@ class TypeBucket:
         yield from self.allow_prefixed.values()
         yield from self.deny_literal.values()
         yield from self.deny_prefixed.values()
+
+
+def _remove_sorted(names: list[str] | None, name: str) -> None:
+    if names is not None:
+        del names[bisect.bisect_left(names, name)]
 
 
 class PrincipalAcls:
@@ -283,7 +355,7 @@ class InMemoryAclIndex:
         bucket = acls.buckets.get(key)
         if bucket is None:
             bucket = acls.buckets[key] = TypeBucket()
-        bucket.slot(binding)[binding.name] = binding
+        bucket.add(binding)
 
     def _principal_acls_remove(self, binding: AclBinding) -> None:
         per_type = self._by_principal[binding.resource_type]
@@ -291,7 +363,7 @@ class InMemoryAclIndex:
         if _by_type_indexable(binding):
             key = (binding.host, int(binding.operation))
             bucket = acls.buckets[key]
-            del bucket.slot(binding)[binding.name]
+            bucket.remove(binding)
             if not bucket:
                 del acls.buckets[key]
         else:
@@ -313,7 +385,7 @@ class InMemoryAclIndex:
         pattern = self.tables.table(binding.resource_type, binding.pattern_type).get(binding.name)
         by_host = pattern.grants.get(binding.principal) if pattern else None
         grant = by_host.get(binding.host) if by_host else None
-        return grant is not None and binding in grant.decisions
+        return grant is not None and Grant.key(binding) in grant.decisions
 
     def __iter__(self) -> Iterator[AclBinding]:
         return self.bindings()

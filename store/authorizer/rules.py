@@ -28,6 +28,8 @@ answer the rule above intends.
 
 from __future__ import annotations
 
+import bisect
+import sys
 from collections.abc import Iterable, Sequence
 
 from store.acl import (
@@ -260,14 +262,51 @@ def authorize_by_resource_type(
 
 
 def _dominated(name: str, deny_prefixed: list[dict[str, AclBinding]]) -> bool:
-    # Kafka grows the prefix one char at a time from length 1: an empty PREFIXED DENY never
-    # dominates, and the whole name counts as a prefix of itself.
+    return _covering_prefix(name, deny_prefixed) is not None
+
+
+def _covering_prefix(name: str, deny_prefixed: list[dict[str, AclBinding]]) -> str | None:
+    """The shortest PREFIXED DENY name that is a prefix of ``name``, or None.
+
+    Kafka grows the prefix one char at a time from length 1: an empty PREFIXED DENY never
+    dominates, and the whole name counts as a prefix of itself.
+    """
     for end in range(1, len(name) + 1):
         prefix = name[:end]
         for denies in deny_prefixed:
             if prefix in denies:
-                return True
-    return False
+                return prefix
+    return None
+
+
+def _after_prefix_range(names: list[str], prefix: str, start: int) -> int:
+    """The index after the run of sorted ``names`` (from ``start``) that begin with ``prefix``."""
+    last = ord(prefix[-1])
+    if last < sys.maxunicode:
+        return bisect.bisect_left(names, prefix[:-1] + chr(last + 1), start)
+    index = start
+    while index < len(names) and names[index].startswith(prefix):
+        index += 1
+    return index
+
+
+def _first_undominated(
+    names: list[str],
+    deny_literal: list[dict[str, AclBinding]],
+    deny_prefixed: list[dict[str, AclBinding]],
+) -> str | None:
+    """The first of the sorted ALLOW ``names`` no DENY dominates; skips dominated ranges."""
+    index = 0
+    while index < len(names):
+        name = names[index]
+        covering = _covering_prefix(name, deny_prefixed) if deny_prefixed else None
+        if covering is not None:
+            index = _after_prefix_range(names, covering, index)
+        elif any(name in denies for denies in deny_literal):
+            index += 1
+        else:
+            return name
+    return None
 
 
 def _by_type_from_buckets(buckets: list[TypeBucket]) -> Decision:
@@ -282,14 +321,15 @@ def _by_type_from_buckets(buckets: list[TypeBucket]) -> Decision:
     deny_literal = [b.deny_literal for b in buckets if b.deny_literal]
     deny_prefixed = [b.deny_prefixed for b in buckets if b.deny_prefixed]
     for bucket in buckets:
-        for name, binding in bucket.allow_literal.items():
-            if any(name in denies for denies in deny_literal):
-                continue
-            if not deny_prefixed or not _dominated(name, deny_prefixed):
-                return Decision(ALLOWED, DecisionRule.MATCHING_ACL, binding)
-        for name, binding in bucket.allow_prefixed.items():
-            if not deny_prefixed or not _dominated(name, deny_prefixed):
-                return Decision(ALLOWED, DecisionRule.MATCHING_ACL, binding)
+        if bucket.allow_literal:
+            name = _first_undominated(bucket.sorted_allow_literal(), deny_literal, deny_prefixed)
+            if name is not None:
+                return Decision(ALLOWED, DecisionRule.MATCHING_ACL, bucket.allow_literal[name])
+        if bucket.allow_prefixed:
+            # a LITERAL DENY never dominates a PREFIXED ALLOW
+            name = _first_undominated(bucket.sorted_allow_prefixed(), [], deny_prefixed)
+            if name is not None:
+                return Decision(ALLOWED, DecisionRule.MATCHING_ACL, bucket.allow_prefixed[name])
     return NO_UNDOMINATED_ALLOW_DECISION
 
 
