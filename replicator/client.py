@@ -1,0 +1,197 @@
+"""The HTTP client of the sidecar API, used by the ``aclstore`` CLI (and handy in scripts).
+
+Where to connect and how to authenticate come from, in order: ``--store URL``, the
+``ACLSTORE_URL`` environment variable, the ``aclstore.url`` of a ``--command-config`` file, and
+the default ``http://127.0.0.1:9096``.  A command-config file (``admin.properties``, written by
+``aclstore serve``) holds a bearer token or the TLS files of a client certificate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from replicator.auth import (
+    CA_KEY,
+    CERT_KEY,
+    COMMAND_CONFIG_KEYS,
+    KEY_KEY,
+    KEY_PASSWORD_KEY,
+    SECURITY_PROTOCOL_KEY,
+    TOKEN_KEY,
+    URL_KEY,
+    read_properties,
+)
+from store.errors import InvalidConfigError, StoreError
+
+DEFAULT_URL: Final = "http://127.0.0.1:9096"
+URL_ENV: Final = "ACLSTORE_URL"
+
+
+class StoreClientError(StoreError):
+    """The store answered with an error, or could not be reached."""
+
+    def __init__(self, message: str, *, status: int = 0, error: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.error = error
+
+    @property
+    def unreachable(self) -> bool:
+        return self.status == 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientConfig:
+    url: str = DEFAULT_URL
+    token: str | None = None
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    key_password: str | None = None
+    timeout_s: float = 30.0
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        store: str | None = None,
+        command_config: Path | str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> ClientConfig:
+        """Apply the precedence: ``--store``, ``ACLSTORE_URL``, the file's URL, the default."""
+        env = os.environ if environ is None else environ
+        props: dict[str, str] = {}
+        if command_config is not None:
+            props = read_properties(command_config)
+            unknown = sorted(set(props) - COMMAND_CONFIG_KEYS)
+            if unknown:
+                raise InvalidConfigError(
+                    f"{command_config}: unknown key(s) {', '.join(unknown)}; aclstore reads "
+                    f"{', '.join(sorted(COMMAND_CONFIG_KEYS))}"
+                )
+        url = store or env.get(URL_ENV) or props.get(URL_KEY) or DEFAULT_URL
+        split = urlsplit(url)
+        if split.scheme not in ("http", "https") or not split.hostname:
+            raise InvalidConfigError(
+                f"store URL {url!r} is not http(s)://host:port (e.g. {DEFAULT_URL})"
+            )
+        protocol = props.get(SECURITY_PROTOCOL_KEY, "").upper()
+        if protocol not in ("", "PLAINTEXT", "SSL"):
+            raise InvalidConfigError(f"{SECURITY_PROTOCOL_KEY}={protocol} is not PLAINTEXT or SSL")
+
+        def path(key: str) -> Path | None:
+            return Path(props[key]) if props.get(key) else None
+
+        return cls(
+            url=url.rstrip("/"),
+            token=props.get(TOKEN_KEY) or None,
+            ca_file=path(CA_KEY),
+            cert_file=path(CERT_KEY),
+            key_file=path(KEY_KEY),
+            key_password=props.get(KEY_PASSWORD_KEY) or None,
+        )
+
+
+class StoreClient:
+    """One keep-alive connection to a node; JSON in and out; errors as StoreClientError."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self.config = config
+        split = urlsplit(config.url)
+        self._https = split.scheme == "https"
+        self._host = split.hostname or "127.0.0.1"
+        self._port = split.port or (443 if self._https else 80)
+        self._conn: http.client.HTTPConnection | None = None
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            if self._https:
+                context = ssl.create_default_context(
+                    cafile=str(self.config.ca_file) if self.config.ca_file else None
+                )
+                if self.config.cert_file is not None:
+                    context.load_cert_chain(
+                        str(self.config.cert_file),
+                        str(self.config.key_file) if self.config.key_file else None,
+                        self.config.key_password,
+                    )
+                self._conn = http.client.HTTPSConnection(
+                    self._host, self._port, timeout=self.config.timeout_s, context=context
+                )
+            else:
+                self._conn = http.client.HTTPConnection(
+                    self._host, self._port, timeout=self.config.timeout_s
+                )
+        return self._conn
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        """Send one request; return the decoded JSON answer of a 2xx, raise otherwise."""
+        payload = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"Accept": "application/json"}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        if self.config.token:
+            headers["Authorization"] = f"Bearer {self.config.token}"
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.request(method, path, body=payload, headers=headers)
+                response = conn.getresponse()
+                data = response.read()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.close()  # a kept-alive connection the server closed: retry once
+                if attempt == 2:
+                    raise StoreClientError(
+                        f"the store at {self.config.url} closed the connection"
+                    ) from None
+            except ssl.SSLError as exc:
+                self.close()
+                raise StoreClientError(
+                    f"TLS with {self.config.url} failed: {exc.reason or exc}"
+                ) from exc
+            except OSError as exc:
+                self.close()
+                reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+                raise StoreClientError(
+                    f"cannot reach the store at {self.config.url}: {reason} "
+                    "(is `aclstore serve` running there? set --store or ACLSTORE_URL)"
+                ) from exc
+        content_type = response.getheader("Content-Type", "")
+        decoded: Any = data.decode("utf-8", errors="replace")
+        if content_type.startswith("application/json"):
+            with contextlib.suppress(ValueError):
+                decoded = json.loads(decoded)
+        if 200 <= response.status < 300:
+            return decoded
+        if isinstance(decoded, dict) and "message" in decoded:
+            message = str(decoded["message"])
+            error = str(decoded.get("error", ""))
+        else:
+            message, error = f"HTTP {response.status} {response.reason}", ""
+        raise StoreClientError(message, status=response.status, error=error)
+
+    def text(self, path: str) -> str:
+        """GET a non-JSON resource (``/metrics``)."""
+        answer = self.call("GET", path)
+        return answer if isinstance(answer, str) else json.dumps(answer)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> StoreClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

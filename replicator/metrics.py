@@ -1,0 +1,183 @@
+"""The sidecar's Prometheus figures (``GET /metrics``), one registry per node.
+
+Counted on the request path: decisions by result and endpoint, and a decision latency
+histogram (per request: a batch of actions is one observation).  Read at scrape time from the
+replica and the audit emitter: the applied offset, the lag behind the log end, the offset the
+replica is stopped at (-1 when it is not), readiness, and the audit buffer's figures (events
+buffered on disk, dropped past the bound, sent).  Each node has its own
+``CollectorRegistry`` so that several nodes in one process never mix their figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
+
+LATENCY_BUCKETS: Final = (
+    0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0,
+)  # fmt: skip
+"""Seconds; the sidecar's target is a p99 under 2 ms, so the buckets are fine below it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaFigures:
+    """What the replica reports at scrape time (from ``Replica.status()``)."""
+
+    ready: bool
+    applied_offset: int
+    lag: int
+    log_end_offset: int
+    stopped_at_offset: int | None
+    bindings: int
+    ignored_events: int
+    skipped_records: int
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFigures:
+    """What the audit emitter reports at scrape time."""
+
+    queued: int
+    buffered: int
+    buffer_capacity: int
+    dropped: int
+    sent: int
+    sink_up: bool
+
+
+class _ScrapeCollector(Collector):
+    """Reads the replica's and the audit emitter's figures when Prometheus scrapes."""
+
+    def __init__(self) -> None:
+        self.replica: Callable[[], ReplicaFigures] | None = None
+        self.audit: Callable[[], AuditFigures] | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        if self.replica is not None:
+            yield from _replica_metrics(self.replica())
+        if self.audit is not None:
+            yield from _audit_metrics(self.audit())
+
+
+def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, doc, value=value)
+
+
+def _replica_metrics(f: ReplicaFigures) -> Iterator[Metric]:
+    yield _gauge("aclstore_replica_ready", "1 once the replica has caught up (readyz)", f.ready)
+    yield _gauge(
+        "aclstore_replica_applied_offset", "Last log offset applied to the index", f.applied_offset
+    )
+    yield _gauge("aclstore_replica_lag", "Log end offset minus one minus the applied offset", f.lag)
+    yield _gauge(
+        "aclstore_replica_log_end_offset", "Log end (high watermark) last seen", f.log_end_offset
+    )
+    yield _gauge(
+        "aclstore_replica_stopped_at_offset",
+        "Offset of the record the replica is stopped at, -1 when it is not stopped",
+        -1 if f.stopped_at_offset is None else f.stopped_at_offset,
+    )
+    yield _gauge("aclstore_replica_bindings", "Live ACL bindings in the index", f.bindings)
+    yield CounterMetricFamily(
+        "aclstore_replica_ignored_events",
+        "Events ignored because they need a newer format (too_new_events=ignore)",
+        value=f.ignored_events,
+    )
+    yield CounterMetricFamily(
+        "aclstore_replica_skipped_records",
+        "Records skipped by an operator",
+        value=f.skipped_records,
+    )
+
+
+def _audit_metrics(f: AuditFigures) -> Iterator[Metric]:
+    yield _gauge(
+        "aclstore_audit_queued_events", "Audit events waiting in memory for the sender", f.queued
+    )
+    yield _gauge(
+        "aclstore_audit_buffered_events",
+        "Audit events buffered on disk while the sink is down",
+        f.buffered,
+    )
+    yield _gauge(
+        "aclstore_audit_buffer_capacity_events",
+        "Bound of the on-disk audit buffer",
+        f.buffer_capacity,
+    )
+    yield CounterMetricFamily(
+        "aclstore_audit_dropped_events",
+        "Audit events dropped because the on-disk buffer was full (never silent)",
+        value=f.dropped,
+    )
+    yield CounterMetricFamily(
+        "aclstore_audit_sent_events", "Audit events the sink acknowledged", value=f.sent
+    )
+    yield _gauge(
+        "aclstore_audit_sink_up", "1 when the last write to the audit sink succeeded", f.sink_up
+    )
+
+
+class SidecarMetrics:
+    """The node's registry and the instruments the request path updates."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.decisions = Counter(
+            "aclstore_decisions",
+            "Authorization decisions by result and endpoint",
+            ["result", "endpoint"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "aclstore_decision_latency_seconds",
+            "Time to decide one authorize request (all its actions), parsing to answer",
+            ["endpoint"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.http_responses = Counter(
+            "aclstore_http_responses",
+            "HTTP responses by route and status code",
+            ["route", "status"],
+            registry=self.registry,
+        )
+        self._scrape = _ScrapeCollector()
+        self.registry.register(self._scrape)
+        self._decision_children: dict[tuple[str, str], Counter] = {}
+        self._latency_children: dict[str, Histogram] = {}
+
+    def bind_replica(self, figures: Callable[[], ReplicaFigures]) -> None:
+        self._scrape.replica = figures
+
+    def bind_audit(self, figures: Callable[[], AuditFigures]) -> None:
+        self._scrape.audit = figures
+
+    def count_decisions(self, endpoint: str, allowed: int, denied: int) -> None:
+        if allowed:
+            self._decision_child("ALLOWED", endpoint).inc(allowed)
+        if denied:
+            self._decision_child("DENIED", endpoint).inc(denied)
+
+    def observe_latency(self, endpoint: str, seconds: float) -> None:
+        child = self._latency_children.get(endpoint)
+        if child is None:
+            child = self._latency_children[endpoint] = self.latency.labels(endpoint)
+        child.observe(seconds)
+
+    def _decision_child(self, result: str, endpoint: str) -> Counter:
+        key = (result, endpoint)
+        child = self._decision_children.get(key)
+        if child is None:
+            child = self._decision_children[key] = self.decisions.labels(result, endpoint)
+        return child
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition of every figure."""
+        return generate_latest(self.registry)

@@ -1,0 +1,276 @@
+"""One aclstore node: the admin API writing to the log, a replica tailing it, the sidecar API.
+
+The **embedded default** keeps everything under ``--data-dir`` (``./aclstore-data``): the change
+log in SQLite (``log/``), the replica's RocksDB index (``index/``), the audit log (``audit/``)
+and its on-disk buffer, the bearer credentials and ``admin.properties``.  With
+``bootstrap_servers`` the change log is partition 0 of a compacted Kafka topic and the audit
+events go to a second topic next to it; every node started on the same topic is one more
+replica of one store (each keeps its own data directory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import socket
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+from replicator.audit import BUFFER_FILE, AuditEmitter, AuditSettings, AuditSink
+from replicator.auth import (
+    CREDENTIALS_FILE,
+    LOOPBACK_NETWORKS,
+    AdminCredential,
+    CallerPolicy,
+    CredentialStore,
+    TlsSettings,
+    ensure_admin_credential,
+)
+from replicator.http.server import SidecarHTTPServer
+from replicator.metrics import SidecarMetrics
+from replicator.replica import Replica, ReplicaSettings
+from replicator.service import IdentityMapper, SidecarService
+from store.admin import AclAdmin
+from store.errors import InvalidConfigError
+from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog, KafkaLogSettings
+from store.log.base import LogUnavailableError
+from store.principal import SUPER_USERS_CONFIG, KafkaPrincipal, super_users_text
+
+DEFAULT_DATA_DIR: Final = "aclstore-data"
+DEFAULT_LISTEN: Final = "127.0.0.1:9096"
+DEFAULT_TOPIC: Final = "aclstore-acls"
+DEFAULT_ADMIN_PRINCIPAL: Final = "User:admin"
+AUDIT_RETENTION_MS: Final = 7 * 24 * 3600 * 1000
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``host:port`` or ``[v6]:port``; port 0 picks a free one."""
+    host, sep, port_text = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise InvalidConfigError(f"--listen {text!r} is not host:port (e.g. {DEFAULT_LISTEN})")
+    return host, int(port_text)
+
+
+def base_url(host: str, port: int, *, tls: bool) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(host).is_unspecified:  # 0.0.0.0 is not an address to call
+            shown = "127.0.0.1" if ":" not in host else "[::1]"
+    return f"{'https' if tls else 'http'}://{shown}:{port}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSettings:
+    """Everything ``aclstore serve`` can set; validated by :meth:`Node.start`'s parts."""
+
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    listen: str = DEFAULT_LISTEN
+    bootstrap_servers: str | None = None
+    topic: str = DEFAULT_TOPIC
+    audit_topic: str | None = None
+    """Defaults to ``<topic>-audit``."""
+    log_settings: KafkaLogSettings = field(default_factory=KafkaLogSettings)
+    admin_principal: str = DEFAULT_ADMIN_PRINCIPAL
+    super_users: tuple[str, ...] = ()
+    authorize_networks: tuple[str, ...] = LOOPBACK_NETWORKS
+    tls: TlsSettings | None = None
+    ssl_principal_mapping_rules: str | None = None
+    kerberos_rules: tuple[str, ...] | None = None
+    kerberos_default_realm: str = ""
+    audit: AuditSettings | None = field(default_factory=AuditSettings)
+    """None turns audit emission off."""
+    replica: ReplicaSettings = field(default_factory=ReplicaSettings)
+
+    @property
+    def all_super_users(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((self.admin_principal, *self.super_users)))
+
+    @property
+    def backend(self) -> str:
+        return "kafka" if self.bootstrap_servers else "embedded"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """What ``aclstore serve`` prints."""
+
+    url: str
+    data_dir: Path
+    backend: str
+    log: str
+    credential: AdminCredential
+
+
+def openapi_document() -> bytes:
+    """The checked-in OpenAPI document (``replicator/openapi.json``), served as is."""
+    return resources.files("replicator").joinpath("openapi.json").read_bytes()
+
+
+class Node:
+    """Build with settings, :meth:`start`, and :meth:`stop` (or use as a context manager)."""
+
+    def __init__(self, settings: NodeSettings) -> None:
+        self.settings = settings
+        self.data_dir = settings.data_dir.resolve()
+        self._closers: list[Any] = []
+        self.replica: Replica | None = None
+        self.admin: AclAdmin | None = None
+        self.audit: AuditEmitter | None = None
+        self.server: SidecarHTTPServer | None = None
+        self.metrics = SidecarMetrics()
+        self.info: NodeInfo | None = None
+
+    # --- logs ---------------------------------------------------------------------------------
+
+    def _open_log(self, *, create: bool) -> ChangeLog:
+        s = self.settings
+        if s.bootstrap_servers:
+            log: ChangeLog = KafkaChangeLog(
+                s.bootstrap_servers, s.topic, s.log_settings, create_topic=create
+            )
+        else:
+            log = EmbeddedChangeLog(self.data_dir / "log")
+        self._closers.append(log)
+        return log
+
+    def _audit_sink(self) -> AuditSink:
+        s = self.settings
+        if s.bootstrap_servers:
+            topic = s.audit_topic or f"{s.topic}-audit"
+            _ensure_audit_topic(s.bootstrap_servers, topic, s.log_settings.replication_factor)
+            sink = KafkaChangeLog(s.bootstrap_servers, topic, s.log_settings, create_topic=False)
+        else:
+            sink = EmbeddedChangeLog(self.data_dir / "audit")  # type: ignore[assignment]
+        self._closers.append(sink)
+        return sink
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> NodeInfo:
+        s = self.settings
+        try:
+            return self._start(s)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, s: NodeSettings) -> NodeInfo:
+        for principal in s.all_super_users:
+            KafkaPrincipal.parse(principal)
+        host, port = parse_listen(s.listen)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        admin_log = self._open_log(create=True)
+        replica_log = admin_log if not s.bootstrap_servers else self._open_log(create=False)
+        super_users = super_users_text(s.all_super_users)
+        local = {**s.replica.local_config, SUPER_USERS_CONFIG: super_users}
+        replica_settings = _with_local_config(s.replica, local)
+        self.replica = Replica.open(self.data_dir / "index", replica_log, replica_settings)
+        self.admin = AclAdmin(admin_log, super_users=s.all_super_users)
+        if s.audit is not None:
+            self.audit = AuditEmitter(self._audit_sink(), self.data_dir / BUFFER_FILE, s.audit)
+        credentials = CredentialStore(self.data_dir / CREDENTIALS_FILE)
+        policy = CallerPolicy(
+            credentials=credentials,
+            authorize_networks=s.authorize_networks,
+            ssl_principal_mapping_rules=s.ssl_principal_mapping_rules,
+        )
+        identities = IdentityMapper(
+            ssl_principal_mapping_rules=s.ssl_principal_mapping_rules,
+            kerberos_rules=s.kerberos_rules,
+            kerberos_default_realm=s.kerberos_default_realm,
+        )
+        service = SidecarService(
+            replica=self.replica, admin=self.admin, policy=policy, identities=identities,
+            metrics=self.metrics, audit=self.audit, openapi=openapi_document(),
+        )  # fmt: skip
+        tls_context = s.tls.server_context() if s.tls is not None else None
+        try:
+            self.server = SidecarHTTPServer(
+                (host, port), service.routes(), tls=tls_context, on_response=self._count_response
+            )
+        except OSError as exc:
+            raise InvalidConfigError(
+                f"cannot listen on {s.listen}: {exc.strerror}; pick another --listen"
+            ) from exc
+        url = base_url(host, self.server.port, tls=tls_context is not None)
+        credential = ensure_admin_credential(
+            self.data_dir, credentials, s.admin_principal, url, tls=tls_context is not None
+        )
+        self.server.start()
+        log_text = (
+            f"Kafka topic {s.topic} at {s.bootstrap_servers}"
+            if s.bootstrap_servers
+            else f"embedded {self.data_dir / 'log'}"
+        )
+        self.info = NodeInfo(url, self.data_dir, s.backend, log_text, credential)
+        return self.info
+
+    def _count_response(self, route: str, status: int) -> None:
+        self.metrics.http_responses.labels(route, str(status)).inc()
+
+    @property
+    def url(self) -> str:
+        if self.info is None:
+            raise RuntimeError("the node is not started")
+        return self.info.url
+
+    def stop(self) -> None:
+        """Stop serving, flush the audit events, close the replica and the logs."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        if self.audit is not None:
+            self.audit.close()
+            self.audit = None
+        if self.replica is not None:
+            self.replica.close()
+            self.replica = None
+        for closer in reversed(self._closers):
+            with contextlib.suppress(Exception):
+                closer.close()
+        self._closers.clear()
+
+    def __enter__(self) -> Node:
+        if self.info is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _with_local_config(settings: ReplicaSettings, local: dict[str, str]) -> ReplicaSettings:
+    values = {name: getattr(settings, name) for name in settings.__dataclass_fields__}
+    values["local_config"] = local
+    return ReplicaSettings(**values)
+
+
+def _ensure_audit_topic(bootstrap_servers: str, topic: str, replication_factor: int) -> None:
+    """The audit topic keeps events for a retention time (``cleanup.policy=delete``)."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.cimpl import NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    new = NewTopic(
+        topic,
+        num_partitions=1,
+        replication_factor=replication_factor,
+        config={"cleanup.policy": "delete", "retention.ms": str(AUDIT_RETENTION_MS)},
+    )
+    try:
+        admin.create_topics([new], request_timeout=30)[topic].result(timeout=30)
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else None
+        if not (isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS):
+            raise LogUnavailableError(f"could not create the audit topic {topic!r}: {exc}") from exc
+    except Exception as exc:
+        raise LogUnavailableError(f"could not create the audit topic {topic!r}: {exc!r}") from exc
+
+
+def hostname_source(listen: str) -> str:
+    """A CloudEvents ``source`` naming this node."""
+    return f"aclstore://{socket.gethostname()}/{listen}"

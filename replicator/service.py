@@ -1,0 +1,444 @@
+"""The sidecar API: what each endpoint does, between the HTTP edge and the store.
+
+* Decisions (``/v1/authorize``, ``/v1/authorize-by-resource-type``, ``/v1/authorize-request``)
+  are answered by the node's :class:`~replicator.replica.Replica` from its own RocksDB index,
+  each answer carrying the log offset it reflects.  Identities may be raw (a TLS subject or a
+  Kerberos name) and are mapped as Kafka's principal builders do (:class:`IdentityMapper`).
+* ACL and config administration go to the :class:`~store.admin.AclAdmin`, which writes to the
+  log and applies Kafka's CLUSTER checks to the authenticated caller (:mod:`replicator.auth`).
+* ``/healthz``, ``/readyz``, ``/metrics``, ``/openapi.json`` and ``/v1/status`` report on the node.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from replicator.audit import AuditEmitter
+from replicator.auth import Caller, CallerPolicy
+from replicator.errors import ConsistencyTimeoutError
+from replicator.http import wire
+from replicator.http.server import HttpRequest, Response, Route
+from replicator.metrics import CONTENT_TYPE, ReplicaFigures, SidecarMetrics
+from replicator.replica import Answer, ReplicaStatus
+from store.acl import AclBinding, AclBindingFilter, AclOperation, PatternType, ResourceType
+from store.admin import AclAdmin
+from store.authorizer import ALLOWED, Action, Decision
+from store.errors import StoreError
+from store.mapping import KerberosShortNamer, SslPrincipalMapper, x500_get_name
+from store.principal import KafkaPrincipal
+from store.protocol import PROTOCOL_TABLE, checks_for
+
+API_KEYS: dict[str, int] = {row.api_name: row.api_key for row in PROTOCOL_TABLE}
+_API_NAMES: dict[int, str] = {row.api_key: row.api_name for row in PROTOCOL_TABLE}
+
+
+class DecisionReplica(Protocol):
+    """What the service needs from :class:`replicator.replica.Replica`."""
+
+    @property
+    def ready(self) -> bool: ...
+
+    def status(self) -> ReplicaStatus: ...
+
+    def authorize(
+        self,
+        principal: KafkaPrincipal | str,
+        host: str,
+        actions: Sequence[Action],
+        *,
+        min_offset: int | None = None,
+        timeout: float | None = None,
+    ) -> Answer[list[Decision]]: ...
+
+    def authorize_by_resource_type(
+        self,
+        principal: KafkaPrincipal | str,
+        host: str,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        *,
+        min_offset: int | None = None,
+        timeout: float | None = None,
+    ) -> Answer[Decision]: ...
+
+
+class IdentityMapper:
+    """Raw identities to principals, as Kafka's ``DefaultKafkaPrincipalBuilder`` maps them.
+
+    A TLS subject goes through ``X500Principal.getName()`` and ``ssl.principal.mapping.rules``;
+    a Kerberos name through ``sasl.kerberos.principal.to.local.rules``; both become ``User:``.
+    """
+
+    def __init__(
+        self,
+        *,
+        ssl_principal_mapping_rules: str | None = None,
+        kerberos_rules: Sequence[str] | None = None,
+        kerberos_default_realm: str = "",
+    ) -> None:
+        self.ssl = SslPrincipalMapper(ssl_principal_mapping_rules or "DEFAULT")
+        self.kerberos = KerberosShortNamer(kerberos_default_realm, kerberos_rules)
+        self._cache: dict[wire.Identity, str] = {}
+
+    def principal(self, identity: wire.Identity) -> str:
+        if identity.kind is wire.IdentityKind.PRINCIPAL:
+            return identity.text
+        cached = self._cache.get(identity)
+        if cached is not None:
+            return cached
+        try:
+            if identity.kind is wire.IdentityKind.SSL_DISTINGUISHED_NAME:
+                name = self.ssl.get_name(x500_get_name(identity.text))
+            else:
+                name = self.kerberos.short_name(identity.text)
+        except StoreError as exc:
+            raise wire.BadRequestError(
+                f"{identity.kind.value} {identity.text!r}: {exc.message}"
+            ) from exc
+        principal = str(KafkaPrincipal.user(name))
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[identity] = principal
+        return principal
+
+
+def replica_figures(status: ReplicaStatus) -> ReplicaFigures:
+    return ReplicaFigures(
+        ready=status.ready,
+        applied_offset=status.offset,
+        lag=status.lag,
+        log_end_offset=status.log_end_offset,
+        stopped_at_offset=None if status.stopped is None else status.stopped.offset,
+        bindings=status.bindings,
+        ignored_events=status.ignored_events,
+        skipped_records=status.skipped_records,
+    )
+
+
+def status_json(status: ReplicaStatus) -> dict[str, Any]:
+    stopped = status.stopped
+    return {
+        "ready": status.ready,
+        "offset": status.offset,
+        "timestampMs": status.timestamp_ms,
+        "readyOffset": status.ready_offset,
+        "logEndOffset": status.log_end_offset,
+        "lag": status.lag,
+        "stopped": None
+        if stopped is None
+        else {"offset": stopped.offset, "reason": stopped.reason},
+        "logError": status.log_error,
+        "fatalError": status.fatal_error,
+        "bindings": status.bindings,
+        "ignoredEvents": status.ignored_events,
+        "skippedRecords": status.skipped_records,
+        "readerVersion": status.reader_version,
+        "tooNewEvents": status.too_new_events,
+    }
+
+
+def _item_error(exc: StoreError | None) -> dict[str, Any] | None:
+    if exc is None:
+        return None
+    return {
+        "error": type(exc).__name__,
+        "message": exc.message,
+        "kafkaErrorCode": int(exc.error_code),
+    }
+
+
+class SidecarService:
+    """The endpoints of one node."""
+
+    def __init__(
+        self,
+        *,
+        replica: DecisionReplica,
+        admin: AclAdmin,
+        policy: CallerPolicy,
+        identities: IdentityMapper,
+        metrics: SidecarMetrics,
+        audit: AuditEmitter | None,
+        openapi: bytes,
+    ) -> None:
+        self.replica = replica
+        self.admin = admin
+        self.policy = policy
+        self.identities = identities
+        self.metrics = metrics
+        self.audit = audit
+        self.openapi = openapi
+        metrics.bind_replica(lambda: replica_figures(replica.status()))
+        if audit is not None:
+            metrics.bind_audit(audit.figures)
+
+    def routes(self) -> list[Route]:
+        r = Route
+        return [
+            r("GET", "/healthz", "healthz", self.healthz),
+            r("GET", "/readyz", "readyz", self.readyz),
+            r("GET", "/metrics", "metrics", self.prometheus),
+            r("GET", "/openapi.json", "openapi", self.openapi_document),
+            r("GET", "/v1/status", "status", self.status),
+            r("POST", "/v1/authorize", "authorize", self.authorize),
+            r("POST", "/v1/authorize-by-resource-type", "authorize_by_resource_type",
+              self.authorize_by_resource_type),
+            r("POST", "/v1/authorize-request", "authorize_request", self.authorize_request),
+            r("POST", "/v1/acls", "create_acls", self.create_acls),
+            r("POST", "/v1/acls/describe", "describe_acls", self.describe_acls),
+            r("POST", "/v1/acls/delete", "delete_acls", self.delete_acls),
+            r("POST", "/v1/configs/describe", "describe_configs", self.describe_configs),
+            r("POST", "/v1/configs/alter", "alter_configs", self.alter_configs),
+        ]  # fmt: skip
+
+    # --- callers ----------------------------------------------------------------------------
+
+    def _caller(self, request: HttpRequest) -> Caller:
+        return self.policy.authenticate(
+            address=request.address,
+            peer_subject=request.peer_subject,
+            authorization=request.authorization,
+        )
+
+    def _check_decision_caller(self, request: HttpRequest) -> None:
+        if request.authorization is None and self.policy.in_authorize_networks(request.address):
+            return  # the hot path: the broker next door
+        self.policy.check_authorize_caller(self._caller(request))
+
+    def _admin_principal(self, request: HttpRequest) -> str:
+        return self.policy.require_principal(self._caller(request))
+
+    # --- decisions ----------------------------------------------------------------------------
+
+    def authorize(self, request: HttpRequest) -> Response:
+        """``Authorizer.authorize`` (KIP-50): one result per action, in order."""
+        started = time.perf_counter()
+        self._check_decision_caller(request)
+        body = wire.authorize_request(request.json())
+        principal = self.identities.principal(body.identity)
+        answer = self.replica.authorize(
+            principal, body.host, body.actions, min_offset=body.min_offset, timeout=body.timeout_s
+        )
+        decisions = answer.value
+        results = [d.result.value for d in decisions]
+        out: dict[str, Any] = {"results": results, "offset": answer.offset}
+        if body.explain:
+            out["reasons"] = [wire.reason_json(d) for d in decisions]
+        if body.identity.kind is not wire.IdentityKind.PRINCIPAL:
+            out["principal"] = principal
+        self._account("authorize", principal, body.host, body.actions, decisions, answer.offset)
+        self.metrics.observe_latency("authorize", time.perf_counter() - started)
+        return Response.json(out)
+
+    def authorize_by_resource_type(self, request: HttpRequest) -> Response:
+        """``Authorizer.authorizeByResourceType`` (KIP-679)."""
+        started = time.perf_counter()
+        self._check_decision_caller(request)
+        body = wire.by_resource_type_request(request.json())
+        principal = self.identities.principal(body.identity)
+        answer = self.replica.authorize_by_resource_type(
+            principal, body.host, body.operation, body.resource_type,
+            min_offset=body.min_offset, timeout=body.timeout_s,
+        )  # fmt: skip
+        decision = answer.value
+        out: dict[str, Any] = {"result": decision.result.value, "offset": answer.offset}
+        if body.explain:
+            out["reason"] = wire.reason_json(decision)
+        if body.identity.kind is not wire.IdentityKind.PRINCIPAL:
+            out["principal"] = principal
+        # "Some resource of this type": audited with the wildcard name and pattern type ANY.
+        probe = Action(body.operation, body.resource_type, "*", PatternType.ANY)
+        self._account("by_resource_type", principal, body.host, [probe], [decision], answer.offset)
+        self.metrics.observe_latency("by_resource_type", time.perf_counter() - started)
+        return Response.json(out)
+
+    def authorize_request(self, request: HttpRequest) -> Response:
+        """Every check one Kafka request needs (the docs' API-key table, ``store.protocol``).
+
+        The request is allowed when every step is; a step when any of its alternatives is
+        (CREATE on the CLUSTER, else on the TOPIC), tried in the table's order.
+        """
+        started = time.perf_counter()
+        self._check_decision_caller(request)
+        body = wire.request_check_request(request.json(), API_KEYS)
+        principal = self.identities.principal(body.identity)
+        steps = checks_for(
+            body.api_key, topics=body.topics, group=body.group, groups=body.groups,
+            transactional_id=body.transactional_id, idempotent=body.idempotent,
+            follower=body.follower, auto_create=body.auto_create,
+            broker_configs=body.broker_configs,
+        )  # fmt: skip
+        unique: dict[tuple[AclOperation, ResourceType, str], int] = {}
+        actions: list[Action] = []
+        for step in steps:
+            for check in step.any_of:
+                key = (check.operation, check.resource_type, check.name)
+                if key not in unique:
+                    unique[key] = len(actions)
+                    actions.append(Action(check.operation, check.resource_type, check.name))
+        answer = self.replica.authorize(
+            principal, body.host, actions, min_offset=body.min_offset, timeout=body.timeout_s
+        )
+        decisions = answer.value
+        out_steps = []
+        for step in steps:
+            checks = []
+            for check in step.any_of:
+                decision = decisions[unique[(check.operation, check.resource_type, check.name)]]
+                item: dict[str, Any] = {
+                    "operation": check.operation.name,
+                    "resourceType": check.resource_type.name,
+                    "resourceName": check.name,
+                    "result": decision.result.value,
+                }
+                if body.explain:
+                    item["reason"] = wire.reason_json(decision)
+                checks.append(item)
+            allowed = any(c["result"] == ALLOWED.value for c in checks)
+            out_steps.append({"result": ALLOWED.value if allowed else "DENIED", "anyOf": checks})
+        overall = all(s["result"] == ALLOWED.value for s in out_steps)
+        out: dict[str, Any] = {
+            "result": ALLOWED.value if overall else "DENIED",
+            "apiKey": body.api_key,
+            "apiName": _API_NAMES.get(body.api_key, str(body.api_key)),
+            "steps": out_steps,
+            "offset": answer.offset,
+        }
+        if body.identity.kind is not wire.IdentityKind.PRINCIPAL:
+            out["principal"] = principal
+        self._account("authorize_request", principal, body.host, actions, decisions, answer.offset)
+        self.metrics.observe_latency("authorize_request", time.perf_counter() - started)
+        return Response.json(out)
+
+    def _account(
+        self,
+        endpoint: str,
+        principal: str,
+        host: str,
+        actions: Sequence[Action],
+        decisions: Sequence[Decision],
+        offset: int,
+    ) -> None:
+        allowed = sum(1 for d in decisions if d.result is ALLOWED)
+        self.metrics.count_decisions(endpoint, allowed, len(decisions) - allowed)
+        if self.audit is not None:
+            self.audit.record(principal, host, actions, decisions, offset)
+
+    # --- ACL administration (KIP-140) -------------------------------------------------------
+
+    def create_acls(self, request: HttpRequest) -> Response:
+        actor = self._admin_principal(request)
+        items = wire.bindings(request.json())
+        valid = [item for item in items if isinstance(item, AclBinding)]
+        result = self.admin.create_acls(valid, actor=actor, host=request.address)
+        by_position = iter(result.results)
+        out: list[dict[str, Any]] = []
+        for item in items:
+            if isinstance(item, wire.InvalidItem):
+                error = {"error": "InvalidAclError", "message": item.message, "kafkaErrorCode": 42}
+                out.append({"binding": item.raw, "error": error})
+                continue
+            created = next(by_position)
+            out.append(
+                {"binding": wire.binding_json(created.binding), "error": _item_error(created.error)}
+            )
+        return Response.json(
+            {"results": out, "offset": result.offset, "recordsWritten": result.records_written}
+        )
+
+    def describe_acls(self, request: HttpRequest) -> Response:
+        actor = self._admin_principal(request)
+        body = wire.describe_request(request.json())
+        result = self.admin.describe_acls(body.acl_filter, actor=actor, host=request.address)
+        self._check_min_offset(body.min_offset, result.offset)
+        return Response.json(
+            {"bindings": [wire.binding_json(b) for b in result.bindings], "offset": result.offset}
+        )
+
+    def delete_acls(self, request: HttpRequest) -> Response:
+        actor = self._admin_principal(request)
+        filters: list[AclBindingFilter] = wire.delete_filters(request.json())
+        result = self.admin.delete_acls(filters, actor=actor, host=request.address)
+        out = [
+            {
+                "filter": wire.filter_json(item.filter),
+                "deleted": [wire.binding_json(b) for b in item.deleted],
+                "error": _item_error(item.error),
+            }
+            for item in result.results
+        ]
+        return Response.json(
+            {"results": out, "offset": result.offset, "recordsWritten": result.records_written}
+        )
+
+    @staticmethod
+    def _check_min_offset(min_offset: int | None, reached: int) -> None:
+        if min_offset is not None and reached < min_offset:
+            raise ConsistencyTimeoutError(
+                f"the log end is offset {reached}, below the requested minOffset {min_offset}: "
+                "that offset was never written to this store's log",
+                min_offset=min_offset,
+                reached=reached,
+            )
+
+    # --- configs (KIP-133) ----------------------------------------------------------------------
+
+    def describe_configs(self, request: HttpRequest) -> Response:
+        actor = self._admin_principal(request)
+        names = wire.describe_configs_request(request.json() if request.body.strip() else None)
+        result = self.admin.describe_configs(names or None, actor=actor, host=request.address)
+        configs = [
+            {
+                "name": e.name,
+                "value": e.value,
+                "isDefault": e.is_default,
+                "isSensitive": e.is_sensitive,
+                "isReadOnly": e.is_read_only,
+                "doc": e.doc,
+            }
+            for e in result.entries
+        ]
+        return Response.json({"configs": configs, "offset": result.offset})
+
+    def alter_configs(self, request: HttpRequest) -> Response:
+        actor = self._admin_principal(request)
+        body = wire.alter_configs_request(request.json())
+        result = self.admin.alter_configs(
+            body.configs, actor=actor, host=request.address, validate_only=body.validate_only
+        )
+        return Response.json(
+            {
+                "changed": list(result.changed),
+                "validateOnly": result.validate_only,
+                "offset": result.offset,
+            }
+        )
+
+    # --- the node -------------------------------------------------------------------------------
+
+    def healthz(self, request: HttpRequest) -> Response:
+        status = self.replica.status()
+        if status.fatal_error is not None:
+            return Response.json({"status": "failed", "error": status.fatal_error}, 503)
+        return Response.json({"status": "ok"})
+
+    def readyz(self, request: HttpRequest) -> Response:
+        """200 once the replica has applied the log end it saw at start (fail closed before)."""
+        status = self.replica.status()
+        body = status_json(status)
+        return Response.json(body, 200 if status.ready else 503)
+
+    def status(self, request: HttpRequest) -> Response:
+        self._check_decision_caller(request)
+        return Response.json(status_json(self.replica.status()))
+
+    def prometheus(self, request: HttpRequest) -> Response:
+        return Response(200, self.metrics.render(), CONTENT_TYPE)
+
+    def openapi_document(self, request: HttpRequest) -> Response:
+        return Response(200, self.openapi)
+
+
+OnResponse = Callable[[str, int], None]
