@@ -110,6 +110,10 @@ class AlterConfigsResult:
     validate_only: bool
 
 
+def _remaining(deadline: float) -> float:
+    return max(0.01, deadline - time.monotonic())
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -152,21 +156,24 @@ class AclAdmin:
     def sync(self, *, timeout: float | None = None) -> int:
         """Apply the log up to its current high watermark; return the offset reached."""
         with self._lock:
-            deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-            _, high = self.log.watermarks(timeout=max(0.01, deadline - time.monotonic()))
-            while self.state.next_offset < high:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise LogUnavailableError(
-                        f"could not read {self.log} up to offset {high - 1} (reached "
-                        f"{self.state.offset}) within the timeout; check the log, then retry"
-                    )
-                records = self.log.read(self.state.next_offset, timeout=min(remaining, 1.0))
-                self.state.apply_records(
-                    records, known=self._written, skip_offsets=self.skip_offsets
+            return self._sync(self._deadline(timeout))
+
+    def _deadline(self, timeout: float | None) -> float:
+        """One deadline per call: catching up and appending share the caller's timeout."""
+        return time.monotonic() + (self.timeout if timeout is None else timeout)
+
+    def _sync(self, deadline: float) -> int:
+        _, high = self.log.watermarks(timeout=_remaining(deadline))
+        while self.state.next_offset < high:
+            if time.monotonic() >= deadline:
+                raise LogUnavailableError(
+                    f"could not read {self.log} up to offset {high - 1} (reached "
+                    f"{self.state.offset}) within the timeout; check the log, then retry"
                 )
-            self._written.clear()
-            return self.state.offset
+            records = self.log.read(self.state.next_offset, timeout=min(_remaining(deadline), 1.0))
+            self.state.apply_records(records, known=self._written, skip_offsets=self.skip_offsets)
+        self._written.clear()
+        return self.state.offset
 
     # --- authorization ----------------------------------------------------------------------
 
@@ -187,7 +194,7 @@ class AclAdmin:
     # --- writing ----------------------------------------------------------------------------
 
     def _append(
-        self, events: Sequence[ChangeEvent | tuple[bytes, None]], timeout: float | None
+        self, events: Sequence[ChangeEvent | tuple[bytes, None]], deadline: float
     ) -> list[int]:
         finalized = self.state.settings.format_version
         records: list[tuple[bytes, bytes | None]] = []
@@ -202,7 +209,7 @@ class AclAdmin:
             )
             writer = max(finalized, item.min_reader_version)
             records.append((key, self.codec.encode(item, writer_version=writer)))
-        offsets = self.log.append(records, timeout=self.timeout if timeout is None else timeout)
+        offsets = self.log.append(records, timeout=_remaining(deadline))
         for offset, item in zip(offsets, events, strict=True):
             self._written[offset] = None if isinstance(item, tuple) else item
         return offsets
@@ -221,7 +228,8 @@ class AclAdmin:
         acknowledge, :class:`LogUnavailableError` (outcome unknown; retrying is safe).
         """
         with self._lock:
-            self.sync(timeout=timeout)
+            deadline = self._deadline(timeout)
+            self._sync(deadline)
             principal = self._require(actor, host, AclOperation.ALTER, "create ACLs")
             plan = plan_create_acls(self.state.index, bindings, layer=self.validation_layer)
             finalized = self.state.settings.format_version
@@ -240,7 +248,7 @@ class AclAdmin:
                 for b in plan.new_bindings
                 if b not in refused
             ]
-            offsets = self._append(events, timeout) if events else []
+            offsets = self._append(events, deadline) if events else []
             return CreateAclsResult(
                 results=tuple(
                     AclCreationResult(b, e) for b, e in zip(bindings, errors, strict=True)
@@ -259,7 +267,8 @@ class AclAdmin:
     ) -> DeleteAclsResult:
         """DeleteAcls: every filter matched against the state before the request."""
         with self._lock:
-            self.sync(timeout=timeout)
+            deadline = self._deadline(timeout)
+            self._sync(deadline)
             principal = self._require(actor, host, AclOperation.ALTER, "delete ACLs")
             results: list[AclDeletionResult] = []
             removed: dict[AclBinding, None] = {}
@@ -279,7 +288,7 @@ class AclAdmin:
                     AclDeleted(binding=binding, actor=principal, request_id=request_id, time_ms=now)
                 )
                 events.append((binding_key(binding), None))
-            offsets = self._append(events, timeout) if events else []
+            offsets = self._append(events, deadline) if events else []
             return DeleteAclsResult(
                 results=tuple(results),
                 offset=offsets[-1] if offsets else self.state.offset,
@@ -296,7 +305,8 @@ class AclAdmin:
     ) -> DescribeAclsResult:
         """DescribeAcls: the live bindings the filter matches, in Kafka's order."""
         with self._lock:
-            self.sync(timeout=timeout)
+            deadline = self._deadline(timeout)
+            self._sync(deadline)
             self._require(actor, host, AclOperation.DESCRIBE, "describe ACLs")
             validate_filter(acl_filter)
             return DescribeAclsResult(tuple(self.state.index.acls(acl_filter)), self.state.offset)
@@ -313,7 +323,8 @@ class AclAdmin:
     ) -> DescribeConfigsResult:
         """DescribeConfigs of the store's settings (all, or ``names``)."""
         with self._lock:
-            self.sync(timeout=timeout)
+            deadline = self._deadline(timeout)
+            self._sync(deadline)
             self._require(actor, host, AclOperation.DESCRIBE_CONFIGS, "describe configs")
             entries = self.state.settings.entries()
             if names is not None:
@@ -339,7 +350,8 @@ class AclAdmin:
         Settings are changed incrementally (KIP-339's SET/DELETE), not replaced as a whole.
         """
         with self._lock:
-            self.sync(timeout=timeout)
+            deadline = self._deadline(timeout)
+            self._sync(deadline)
             principal = self._require(actor, host, AclOperation.ALTER_CONFIGS, "alter configs")
             if not configs:
                 raise InvalidRequestError("alter_configs needs at least one setting")
@@ -365,5 +377,5 @@ class AclAdmin:
                 )
                 for n in changed
             ]
-            offsets = self._append(events, timeout)
+            offsets = self._append(events, deadline)
             return AlterConfigsResult(tuple(changed), offsets[-1], validate_only)
