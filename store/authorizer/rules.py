@@ -16,11 +16,19 @@
    any principal) applies to the resource, ``allow.everyone.if.no.acl.found`` decides;
    otherwise denied.
 
-Deliberate difference: Kafka finds PREFIXED ACLs with a range scan over names sorted in
-reverse, which loops forever or throws ``StringIndexOutOfBoundsException`` when a name that
-sorts below ``*`` (such as GROUP PREFIXED ``!b`` against resource ``!abc``) is reached while
-scanning the wildcard section.  We look up each prefix of the name instead, which gives the
-answer the rule above intends.
+Deliberate differences: Kafka finds the applicable ACLs with a range scan over names sorted
+in reverse, which goes wrong in two places (both shown by ``tests/store/test_differential.py``
+against Kafka 4.3.1):
+
+* it loops forever or throws ``StringIndexOutOfBoundsException`` when an ACL name that sorts
+  below ``*`` (GROUP PREFIXED ``!b`` against resource ``!abc``, say) is reached while
+  scanning the wildcard section;
+* it takes the LITERAL ``*`` ACL for a literal prefix of a resource name that starts with
+  ``*`` (``*x``, possible for groups and transactional ids) and skips it, so the wildcard
+  does not apply there.
+
+We look up the exact name, ``*`` and each prefix of the name instead, which gives the answer
+the rule above intends in both cases.
 
 ``authorize_by_resource_type`` is the ``Authorizer.authorizeByResourceType`` default method
 (KIP-679), answered from the principal's own ACLs instead of a scan of all of them.

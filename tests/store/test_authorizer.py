@@ -226,6 +226,22 @@ def test_names_sorting_below_wildcard_get_the_intended_answer() -> None:
     assert decide(throwing, OP.READ, "!abdx", rt=RT.GROUP, config=config) == "DENIED"
 
 
+def test_wildcard_applies_to_names_that_start_with_a_star() -> None:
+    """Kafka's second scan defect, which the differential test found; we keep the intended rule.
+
+    StandardAuthorizerData.checkSection sees LITERAL ``*`` as a literal prefix of a resource
+    named ``*x`` (``matchesUpTo`` equals its length but not the name's) and skips it, in the
+    name section and again in the wildcard section, so Kafka 4.3.1 ignores the wildcard ACL for
+    such names: it answers DENIED below, and ALLOWED under allow.everyone.if.no.acl.found.
+    The wildcard is meant to match every name (KIP-290; ResourcePatternFilter MATCH agrees).
+    """
+    wildcard = [acl("*", OP.WRITE, rt=RT.GROUP)]
+    assert decide(wildcard, OP.WRITE, "*x", rt=RT.GROUP) == "ALLOWED"
+    config = AuthorizerConfig.of((), allow_everyone=True)
+    denied_by_wildcard = [acl("*", OP.WRITE, PERM.DENY, principal="User:*", rt=RT.GROUP)]
+    assert decide(denied_by_wildcard, OP.WRITE, "*x", rt=RT.GROUP, config=config) == "DENIED"
+
+
 # --- authorize_by_resource_type ----------------------------------------------------------------
 
 
