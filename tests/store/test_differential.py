@@ -52,6 +52,7 @@ pytestmark = pytest.mark.kafka
 
 SEED = int(os.environ.get("ACLSTORE_DIFF_SEED", "4301"))
 SCENARIOS = 260
+BY_TYPE_SCENARIOS = 200
 QUERIES_PER_SCENARIO = 40
 MIN_CASES = 10_000
 
@@ -145,6 +146,35 @@ def _scenario(rng: random.Random, with_low_names: bool) -> Scenario:
     )
 
 
+def _by_type_scenario(rng: random.Random) -> Scenario:
+    """Many ALLOW/DENY names sharing prefixes for one principal: exercises domination."""
+    acls = []
+    for _ in range(rng.randint(1, 24)):
+        name = rng.choice(STEMS[:-2]) + rng.choice(["", "c", "-1", "x"])
+        acls.append(
+            AclBinding.of(
+                RT.TOPIC,
+                WILDCARD_RESOURCE if rng.random() < 0.04 else name,
+                rng.choice([PT.LITERAL, PT.PREFIXED]),
+                rng.choice(["User:bob", "User:bob", "User:*", "User:alice"]),
+                rng.choice(["*", "10.0.0.1", "10.0.0.2"]),
+                rng.choice([OP.READ, OP.READ, OP.ALL, OP.WRITE, OP.DESCRIBE]),
+                PERM.DENY if rng.random() < 0.55 else PERM.ALLOW,
+            )
+        )
+    queries = [
+        {
+            "kind": "by_type",
+            "principal": rng.choice(["User:bob", "User:bob", "User:alice", "Group:x"]),
+            "host": rng.choice(["10.0.0.1", "10.0.0.2"]),
+            "op": rng.choice([OP.READ, OP.WRITE, OP.DESCRIBE]).name,
+            "rt": "TOPIC",
+        }
+        for _ in range(QUERIES_PER_SCENARIO // 4)
+    ]
+    return Scenario(list(dict.fromkeys(acls)), [], rng.random() < 0.2, True, queries)
+
+
 def kafka_defect(scenario: Scenario, query: dict[str, Any]) -> str | None:
     """Why Kafka cannot be trusted on this query, or None."""
     if query["kind"] != "authorize":
@@ -163,7 +193,9 @@ def kafka_defect(scenario: Scenario, query: dict[str, Any]) -> str | None:
 
 def scenarios() -> list[Scenario]:
     rng = random.Random(SEED)
-    return [_scenario(rng, with_low_names=index % 12 == 0) for index in range(SCENARIOS)]
+    return [_scenario(rng, with_low_names=index % 12 == 0) for index in range(SCENARIOS)] + [
+        _by_type_scenario(rng) for _ in range(BY_TYPE_SCENARIOS)
+    ]
 
 
 # --- ours, and the intended rule restated --------------------------------------------------
