@@ -152,8 +152,10 @@ class CredentialStore:
         self.path = path
         self._by_digest: dict[str, str] = {}
         self._entries: list[dict[str, Any]] = []
+        self._mtime = 0
         if path.exists():
             self._load()
+            self._changed_on_disk()
 
     def _load(self) -> None:
         try:
@@ -179,11 +181,28 @@ class CredentialStore:
         return token
 
     def principal_for(self, token: str) -> str | None:
+        """The principal of ``token``; rereads the file when another process added tokens."""
         digest = _digest(token)
+        found = self._find(digest)
+        if found is None and self._changed_on_disk():
+            self._load()
+            found = self._find(digest)
+        return found
+
+    def _find(self, digest: str) -> str | None:
         for known, principal in self._by_digest.items():
             if hmac.compare_digest(known, digest):
                 return principal
         return None
+
+    def _changed_on_disk(self) -> bool:
+        try:
+            mtime = self.path.stat().st_mtime_ns
+        except OSError:
+            return False
+        changed = mtime != self._mtime
+        self._mtime = mtime
+        return changed
 
     def principals(self) -> list[str]:
         return sorted(set(self._by_digest.values()))
@@ -195,6 +214,7 @@ class CredentialStore:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump({"version": 1, "tokens": self._entries}, out, indent=2)
         os.replace(tmp, self.path)
+        self._changed_on_disk()
 
 
 @dataclass(frozen=True, slots=True)

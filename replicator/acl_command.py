@@ -1,0 +1,337 @@
+"""``kafka-acls.sh`` options turned into bindings and filters, with its checks and its messages.
+
+Pure translation, no I/O: mirrors ``org.apache.kafka.tools.AclCommand`` (``getResourceFilter``,
+``getAcl``, ``getProducerResourceFilterToAcls``, ``getConsumerResourceFilterToAcls``,
+``validateOperation``, ``checkArgs``) so that habits carry over: hosts default to ``*`` when a
+principal is given, ``--operation`` defaults to ``All``, ``--cluster`` (and ``--idempotent``)
+adds the LITERAL ``kafka-cluster`` resource, ``--resource-pattern-type`` defaults to ``literal``
+and must be ``literal`` or ``prefixed`` to add, ``--producer``/``--consumer`` expand to the
+role's operations (:mod:`store.protocol`).  Also the text Kafka prints for patterns and entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from store.acl import (
+    CLUSTER_NAME,
+    WILDCARD_HOST,
+    AccessControlEntry,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+)
+from store.errors import InvalidRequestError
+from store.principal import KafkaPrincipal
+
+
+class AclCommandError(InvalidRequestError):
+    """The options do not make a valid command (kafka-acls.sh's ``printUsageAndExit``)."""
+
+
+_R = ResourceType
+_O = AclOperation
+SUPPORTED_OPERATIONS: dict[ResourceType, frozenset[AclOperation]] = {
+    _R.TOPIC: frozenset({_O.READ, _O.WRITE, _O.CREATE, _O.DESCRIBE, _O.DELETE, _O.ALTER,
+                         _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS}),
+    _R.GROUP: frozenset({_O.READ, _O.DESCRIBE, _O.DELETE}),
+    _R.CLUSTER: frozenset({_O.CREATE, _O.CLUSTER_ACTION, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS,
+                           _O.IDEMPOTENT_WRITE, _O.ALTER, _O.DESCRIBE}),
+    _R.TRANSACTIONAL_ID: frozenset({_O.DESCRIBE, _O.WRITE}),
+    _R.DELEGATION_TOKEN: frozenset({_O.DESCRIBE}),
+    _R.USER: frozenset({_O.CREATE_TOKENS, _O.DESCRIBE_TOKENS}),
+}  # fmt: skip
+"""``AclEntry.supportedOperations``: what each resource type accepts (ALL always)."""
+
+CLUSTER_FILTER = ResourcePatternFilter(
+    resource_type=ResourceType.CLUSTER, name=CLUSTER_NAME, pattern_type=PatternType.LITERAL
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AclOptions:
+    """The parsed ``aclstore acls`` options that describe ACLs (not where the store is)."""
+
+    action: str  # "add" | "remove" | "list"
+    topics: Sequence[str] = ()
+    groups: Sequence[str] = ()
+    cluster: bool = False
+    transactional_ids: Sequence[str] = ()
+    delegation_tokens: Sequence[str] = ()
+    user_principals: Sequence[str] = ()
+    resource_pattern_type: str = "literal"
+    operations: Sequence[str] = ()
+    allow_principals: Sequence[str] = ()
+    deny_principals: Sequence[str] = ()
+    allow_hosts: Sequence[str] = ()
+    deny_hosts: Sequence[str] = ()
+    list_principals: Sequence[str] = ()
+    producer: bool = False
+    consumer: bool = False
+    idempotent: bool = False
+    explicit: frozenset[str] = field(default_factory=frozenset)
+    """Options given on the command line (kafka-acls.sh checks presence, not values)."""
+
+
+def parse_pattern_type(text: str) -> PatternType:
+    """``--resource-pattern-type``: any letter case; UNKNOWN refused (``PatternTypeConverter``)."""
+    value = PatternType.__members__.get(text.strip().upper())
+    if value is None or value is PatternType.UNKNOWN:
+        raise AclCommandError(
+            f"Unknown resource-pattern-type: {text} (use literal, prefixed, any or match)"
+        )
+    return value
+
+
+def parse_operation(text: str) -> AclOperation:
+    """``SecurityUtils.operation``: ``Read``, ``READ``, ``DescribeConfigs`` all parse."""
+    op = AclOperation.parse(text.strip())
+    if op.is_unknown or op is AclOperation.ANY:
+        names = ", ".join(o.name for o in AclOperation if o not in (_O.UNKNOWN, _O.ANY))
+        raise AclCommandError(f"Invalid operation {text!r}; valid operations: {names}")
+    return op
+
+
+def _principal(text: str) -> str:
+    try:
+        return str(KafkaPrincipal.parse(text.strip()))
+    except InvalidRequestError as exc:
+        raise AclCommandError(exc.message) from exc
+    except Exception as exc:  # InvalidPrincipalError is an AuthorizationError
+        raise AclCommandError(str(exc)) from exc
+
+
+def check_args(o: AclOptions) -> None:
+    """``AclCommandOptions.checkArgs``, with kafka-acls.sh's messages."""
+    has = o.explicit.__contains__
+    if o.action == "list":
+        for name in ("producer", "consumer", "allow-host", "allow-principal", "deny-host",
+                     "deny-principal"):  # fmt: skip
+            if has(name):
+                raise AclCommandError(f'Option "[list]" can\'t be used with option "[{name}]"')
+    for role in ("producer", "consumer"):
+        if has(role):
+            for name in ("operation", "deny-principal", "deny-host"):
+                if has(name):
+                    raise AclCommandError(
+                        f'Option "[{role}]" can\'t be used with option "[{name}]"'
+                    )
+    if has("principal") and o.action != "list":
+        raise AclCommandError("The --principal option is only available if --list is set")
+    if o.producer and not o.topics:
+        raise AclCommandError("With --producer you must specify a --topic")
+    if o.idempotent and not o.producer:
+        raise AclCommandError("The --idempotent option is only available if --producer is set")
+    if o.consumer and (
+        not o.topics or not o.groups or (not o.producer and (o.cluster or o.transactional_ids))
+    ):
+        raise AclCommandError(
+            "With --consumer you must specify a --topic and a --group and no --cluster or "
+            "--transactional-id option should be specified."
+        )
+
+
+def resource_filters(o: AclOptions, *, required: bool) -> list[ResourcePatternFilter]:
+    """``getResourceFilter``: one filter per named resource, in option order."""
+    pattern_type = parse_pattern_type(o.resource_pattern_type)
+    filters: list[ResourcePatternFilter] = []
+
+    def add(rt: ResourceType, names: Iterable[str], strip: bool = True) -> None:
+        for name in names:
+            f = ResourcePatternFilter(
+                resource_type=rt, name=name.strip() if strip else name, pattern_type=pattern_type
+            )
+            if f not in filters:
+                filters.append(f)
+
+    add(ResourceType.TOPIC, o.topics)
+    if pattern_type is PatternType.LITERAL and (o.cluster or o.idempotent):
+        filters.append(CLUSTER_FILTER)
+    add(ResourceType.GROUP, o.groups)
+    add(ResourceType.TRANSACTIONAL_ID, o.transactional_ids, strip=False)  # as Kafka: untrimmed
+    add(ResourceType.DELEGATION_TOKEN, o.delegation_tokens)
+    add(ResourceType.USER, o.user_principals)
+    if not filters and required:
+        raise AclCommandError(
+            "You must provide at least one resource: --topic <topic> or --cluster or --group "
+            "<group> or --delegation-token <Delegation Token ID>"
+        )
+    return filters
+
+
+def _entries(o: AclOptions, operations: Iterable[AclOperation]) -> list[AccessControlEntry]:
+    """``getAcl``: principals x operations x hosts, ALLOW then DENY; hosts default to ``*``."""
+    entries: list[AccessControlEntry] = []
+    ops = list(dict.fromkeys(operations))
+    for principals, hosts, permission in (
+        (o.allow_principals, o.allow_hosts, AclPermissionType.ALLOW),
+        (o.deny_principals, o.deny_hosts, AclPermissionType.DENY),
+    ):
+        host_list = [h.strip() for h in hosts] or ([WILDCARD_HOST] if principals else [])
+        for principal in dict.fromkeys(_principal(p) for p in principals):
+            for op in ops:
+                for host in dict.fromkeys(host_list):
+                    entry = AccessControlEntry(
+                        principal=principal, host=host, operation=op, permission_type=permission
+                    )
+                    if entry not in entries:
+                        entries.append(entry)
+    return entries
+
+
+def filter_to_entries(
+    o: AclOptions,
+) -> list[tuple[ResourcePatternFilter, list[AccessControlEntry]]]:
+    """``getResourceFilterToAcls``: the resources and the entries each gets (or removes)."""
+    result: dict[ResourcePatternFilter, list[AccessControlEntry]] = {}
+    if not o.producer and not o.consumer:
+        operations = [parse_operation(t) for t in (o.operations or ["All"])]
+        entries = _entries(o, operations)
+        for f in resource_filters(o, required=True):
+            result[f] = list(entries)
+    if o.producer:
+        for f in resource_filters(o, required=True):
+            if f.resource_type is ResourceType.TOPIC:
+                result[f] = _entries(o, (_O.WRITE, _O.DESCRIBE, _O.CREATE))
+            elif f.resource_type is ResourceType.TRANSACTIONAL_ID:
+                result[f] = _entries(o, (_O.WRITE, _O.DESCRIBE))
+        if o.idempotent:
+            result[CLUSTER_FILTER] = _entries(o, (_O.IDEMPOTENT_WRITE,))
+    if o.consumer:
+        for f in resource_filters(o, required=True):
+            ops = {ResourceType.TOPIC: (_O.READ, _O.DESCRIBE), ResourceType.GROUP: (_O.READ,)}
+            if f.resource_type in ops:
+                existing = result.setdefault(f, [])
+                existing.extend(e for e in _entries(o, ops[f.resource_type]) if e not in existing)
+    _validate_operations(result)
+    return list(result.items())
+
+
+def _validate_operations(
+    resource_to_entries: dict[ResourcePatternFilter, list[AccessControlEntry]],
+) -> None:
+    for f, entries in resource_to_entries.items():
+        valid = SUPPORTED_OPERATIONS.get(f.resource_type, frozenset()) | {_O.ALL}
+        if any(e.operation not in valid for e in entries):
+            names = ", ".join(sorted(op.name for op in valid))
+            raise AclCommandError(
+                f"ResourceType {f.resource_type.name} only supports operations {names}"
+            )
+
+
+def bindings_to_add(o: AclOptions) -> list[tuple[ResourcePattern, list[AclBinding]]]:
+    """``getResourceToAcls``: what ``--add`` creates, per resource pattern."""
+    if not parse_pattern_type(o.resource_pattern_type).is_specific:
+        raise AclCommandError(
+            f"A '--resource-pattern-type' value of '{o.resource_pattern_type.strip().upper()}' is "
+            "not valid when adding acls."
+        )
+    out: list[tuple[ResourcePattern, list[AclBinding]]] = []
+    for f, entries in filter_to_entries(o):
+        if not entries:
+            raise AclCommandError(
+                "You must specify one of: --allow-principal, --deny-principal when trying to add "
+                "ACLs."
+            )
+        assert f.name is not None
+        pattern = ResourcePattern(
+            resource_type=f.resource_type, name=f.name, pattern_type=f.pattern_type
+        )
+        out.append((pattern, [AclBinding(pattern=pattern, entry=e) for e in entries]))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePlan:
+    """One resource filter of ``--remove``: all its ACLs (no entries given) or the entries'."""
+
+    resource: ResourcePatternFilter
+    entries: list[AccessControlEntry]
+
+    @property
+    def filters(self) -> list[AclBindingFilter]:
+        if not self.entries:
+            return [AclBindingFilter(pattern_filter=self.resource)]
+        return [
+            AclBindingFilter(pattern_filter=self.resource, entry_filter=e.to_filter())
+            for e in self.entries
+        ]
+
+    def confirmation(self) -> str:
+        """kafka-acls.sh's question before it deletes."""
+        if not self.entries:
+            resource = pattern_text(self.resource)
+            return (
+                f"Are you sure you want to delete all ACLs for resource filter `{resource}`? (y/n)"
+            )
+        listed = "\n".join(f" \t{entry_text(e)}" for e in self.entries)
+        return (
+            f"Are you sure you want to remove ACLs: \n{listed}\n from resource filter "
+            f"`{pattern_text(self.resource)}`? (y/n)"
+        )
+
+
+def remove_plans(o: AclOptions) -> list[RemovePlan]:
+    return [RemovePlan(f, entries) for f, entries in filter_to_entries(o)]
+
+
+def list_filters(o: AclOptions) -> list[AclBindingFilter]:
+    """``listAcls``: one filter per named resource, or everything."""
+    filters = resource_filters(o, required=False)
+    if not filters:
+        return [AclBindingFilter()]
+    return [AclBindingFilter(pattern_filter=f) for f in filters]
+
+
+def list_principals(o: AclOptions) -> list[str]:
+    return list(dict.fromkeys(_principal(p) for p in o.list_principals))
+
+
+# --- Kafka's toString forms -------------------------------------------------------------------
+
+
+def pattern_text(p: ResourcePattern | ResourcePatternFilter) -> str:
+    """``ResourcePattern.toString`` / ``ResourcePatternFilter.toString``."""
+    name = "<any>" if p.name is None else p.name
+    return (
+        f"ResourcePattern(resourceType={p.resource_type.name}, name={name}, "
+        f"patternType={p.pattern_type.name})"
+    )
+
+
+def entry_text(e: AccessControlEntry) -> str:
+    """``AccessControlEntry.toString``."""
+    return (
+        f"(principal={e.principal}, host={e.host}, operation={e.operation.name}, "
+        f"permissionType={e.permission_type.name})"
+    )
+
+
+def binding_text(b: AclBinding) -> str:
+    """``AclBinding.toString``."""
+    return f"(pattern={pattern_text(b.pattern)}, entry={entry_text(b.entry)})"
+
+
+def group_by_pattern(
+    bindings: Iterable[AclBinding],
+) -> list[tuple[ResourcePattern, list[AccessControlEntry]]]:
+    """Bindings grouped by resource pattern, patterns and entries in DescribeAcls order."""
+    groups: dict[ResourcePattern, list[AccessControlEntry]] = {}
+    for b in sorted(bindings):
+        groups.setdefault(b.pattern, []).append(b.entry)
+    return list(groups.items())
+
+
+def resource_acls_text(groups: Iterable[tuple[ResourcePattern, list[AccessControlEntry]]]) -> str:
+    """``printResourceAcls``: a block per resource pattern."""
+    blocks = []
+    for pattern, entries in groups:
+        listed = "\n".join(f"\t{entry_text(e)}" for e in entries)
+        blocks.append(f"Current ACLs for resource `{pattern_text(pattern)}`:\n{listed}\n")
+    return "\n".join(blocks)
