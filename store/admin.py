@@ -47,7 +47,7 @@ from store.settings import (
     ConfigEntry,
     check_config,
     check_format_downgrade,
-    check_format_gate,
+    format_gate_refusal,
 )
 from store.validation import ValidationLayer, plan_create_acls, validate_filter
 
@@ -134,7 +134,7 @@ class AclAdmin:
         codec: EventCodec | None = None,
         super_users: Iterable[str] = (),
         alter_config_policy: AlterConfigPolicy | None = None,
-        validation_layer: ValidationLayer = ValidationLayer.ADMIN_CLIENT,
+        validation_layer: ValidationLayer = ValidationLayer.BROKER,
         skip_offsets: Iterable[int] = (),
         timeout: float = 10.0,
         clock: Callable[[], int] = _now_ms,
@@ -233,20 +233,20 @@ class AclAdmin:
             principal = self._require(actor, host, AclOperation.ALTER, "create ACLs")
             plan = plan_create_acls(self.state.index, bindings, layer=self.validation_layer)
             finalized = self.state.settings.format_version
-            errors: list[StoreError | None] = list(plan.results)
-            refused: set[AclBinding] = set()
-            for i, binding in enumerate(bindings):
-                if errors[i] is None:
-                    try:
-                        check_format_gate(binding, finalized)
-                    except StoreError as exc:
-                        errors[i] = exc
-                        refused.add(binding)
             request_id, now = uuid.uuid4().hex, self.clock()
-            events = [
-                AclCreated(binding=b, actor=principal, request_id=request_id, time_ms=now)
-                for b in plan.new_bindings
-                if b not in refused
+            events: list[AclCreated] = []
+            refused: dict[AclBinding, StoreError] = {}
+            for binding in plan.new_bindings:
+                event = AclCreated(
+                    binding=binding, actor=principal, request_id=request_id, time_ms=now
+                )
+                if event.min_reader_version <= finalized:
+                    events.append(event)
+                else:  # format gating: an old reader must never meet it unannounced
+                    refused[binding] = format_gate_refusal(binding, finalized)
+            errors: list[StoreError | None] = [
+                refused.get(b) if error is None else error
+                for b, error in zip(bindings, plan.results, strict=True)
             ]
             offsets = self._append(events, deadline) if events else []
             return CreateAclsResult(

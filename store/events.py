@@ -44,13 +44,21 @@ def binding_format_requirement(binding: AclBinding) -> tuple[int, str]:
     An UNKNOWN field (a value this release cannot name) needs a version newer than any this
     release knows, so such a binding is never applied or written by mistake.
     """
-    if binding.is_unknown:
+    # Identity checks on the members: this runs for every event written and read.
+    pattern, entry = binding.pattern, binding.entry
+    rt, pt, op = pattern.resource_type, pattern.pattern_type, entry.operation
+    if (
+        rt is ResourceType.UNKNOWN
+        or pt is PatternType.UNKNOWN
+        or op is AclOperation.UNKNOWN
+        or entry.permission_type is AclPermissionType.UNKNOWN
+    ):
         return LATEST_FORMAT_VERSION + 1, f"an UNKNOWN field in {binding}"
-    if binding.resource_type in _V3_RESOURCE_TYPES:
-        return FORMAT_V3, f"the {binding.resource_type.name} resource type"
-    if binding.operation in _V3_OPERATIONS:
-        return FORMAT_V3, f"the {binding.operation.name} operation"
-    if binding.pattern_type is PatternType.PREFIXED:
+    if rt in _V3_RESOURCE_TYPES:
+        return FORMAT_V3, f"the {rt.name} resource type"
+    if op in _V3_OPERATIONS:
+        return FORMAT_V3, f"the {op.name} operation"
+    if pt is PatternType.PREFIXED:
         return FORMAT_V2, "the PREFIXED pattern type (KIP-290)"
     return FORMAT_V1, "literal patterns"
 
@@ -253,9 +261,13 @@ def upcast(record: Record, *, from_version: int, to_version: int = LATEST_FORMAT
 def downcast_to(record: Record, version: int) -> Record:
     """The latest-shape ``record`` in an older writer's shape, for writing at ``version``.
 
+    Returns ``record`` itself (not a copy) for the latest version.
+
     Only valid when the event's ``minReaderVersion`` is at most ``version`` (callers check),
     so nothing a ``version`` reader needs is dropped.
     """
+    if version == LATEST_FORMAT_VERSION:
+        return record
     out = dict(record)
     if version < FORMAT_V3:
         out.pop("config", None)

@@ -166,13 +166,18 @@ class StoreSettings:
 
 def check_format_gate(binding: AclBinding, finalized: int) -> None:
     """Refuse ``binding`` when it needs a newer format than the finalized one."""
+    if binding_format_requirement(binding)[0] > finalized:
+        raise format_gate_refusal(binding, finalized)
+
+
+def format_gate_refusal(binding: AclBinding, finalized: int) -> UnsupportedFormatVersionError:
+    """The error that refuses ``binding``, which needs a newer format than ``finalized``."""
     needed, feature = binding_format_requirement(binding)
-    if needed > finalized:
-        raise UnsupportedFormatVersionError(
-            f"{binding} uses {feature}, which needs {FORMAT_VERSION_CONFIG} {needed} or greater, "
-            f"but the finalized version is {finalized}: upgrade every reader, then raise "
-            f"{FORMAT_VERSION_CONFIG} with alter_configs"
-        )
+    return UnsupportedFormatVersionError(
+        f"{binding} uses {feature}, which needs {FORMAT_VERSION_CONFIG} {needed} or greater, "
+        f"but the finalized version is {finalized}: upgrade every reader, then raise "
+        f"{FORMAT_VERSION_CONFIG} with alter_configs"
+    )
 
 
 def check_format_downgrade(live: Iterable[AclBinding], new_version: int) -> None:

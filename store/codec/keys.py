@@ -27,8 +27,12 @@ class ConfigKey:
     name: str
 
 
+_quote = json.encoder.encode_basestring_ascii  # what json.dumps(ensure_ascii=True) uses
+
+
 def _dump(items: list[str]) -> bytes:
-    return json.dumps(items, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    """``json.dumps(items, ensure_ascii=True, separators=(",", ":"))``, without its overhead."""
+    return ("[" + ",".join(map(_quote, items)) + "]").encode("ascii")
 
 
 def binding_key(binding: AclBinding) -> bytes:

@@ -145,8 +145,10 @@ class KafkaChangeLog:
         self._partition = TopicPartition(topic, PARTITION)
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
+        self._offsets_lock = threading.Lock()
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
+        self._offsets_client: Consumer | None = None
         self._position: int | None = None
         if create_topic:
             self.ensure_topic(timeout=admin_timeout)
@@ -350,13 +352,26 @@ class KafkaChangeLog:
                 LogRecord(offset, b"" if key is None else key, msg.value(), msg.timestamp()[1])
             )
 
+    def _offsets(self) -> Consumer:
+        """A client that is never assigned a partition, only asked for watermarks.
+
+        The reader's own connection would answer a ListOffsets only after its pending long-poll
+        Fetch (a broker answers one request per connection at a time): up to
+        ``fetch.wait.max.ms`` of extra latency on every catch-up.
+        """
+        with self._offsets_lock:
+            if self._offsets_client is None:
+                config = self.settings.consumer_config(self.bootstrap_servers)
+                self._offsets_client = Consumer(config)
+            return self._offsets_client
+
     def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
         """Ask the partition leader (never a cached value); retriable errors are retried."""
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
             try:
-                result = self._reader().get_watermark_offsets(
+                result = self._offsets().get_watermark_offsets(
                     self._partition, timeout=max(0.01, remaining), cached=False
                 )
             except KafkaException as exc:
@@ -379,6 +394,7 @@ class KafkaChangeLog:
                 self._producer.flush(5.0)
                 self._producer = None
         with self._read_lock:
-            if self._consumer is not None:
-                self._consumer.close()
-                self._consumer = None
+            for consumer in (self._consumer, self._offsets_client):
+                if consumer is not None:
+                    consumer.close()
+            self._consumer = self._offsets_client = None

@@ -215,6 +215,8 @@ def test_garbage_never_decodes_silently(garbage: bytes) -> None:
 def test_distinct_bindings_have_distinct_keys(a: AclBinding, b: AclBinding) -> None:
     assert (binding_key(a) == binding_key(b)) == (a == b)
     assert parse_key(binding_key(a)) == a
+    canonical = json.dumps(["acl", *a.fields()], ensure_ascii=True, separators=(",", ":"))
+    assert binding_key(a) == canonical.encode("ascii")
 
 
 def test_keys_name_the_binding_and_the_setting() -> None:
