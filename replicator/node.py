@@ -14,7 +14,6 @@ import contextlib
 import ipaddress
 import socket
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -105,8 +104,11 @@ class NodeInfo:
 
 
 def openapi_document() -> bytes:
-    """The checked-in OpenAPI document (``replicator/openapi.json``), served as is."""
-    return resources.files("replicator").joinpath("openapi.json").read_bytes()
+    """The checked-in OpenAPI document (``replicator/openapi.json``), served as is.
+
+    Found next to this module (not through ``importlib.resources``: under pytest, the test
+    folder ``tests/replicator`` can shadow the package name as a namespace package)."""
+    return Path(__file__).with_name("openapi.json").read_bytes()
 
 
 class Node:
