@@ -17,6 +17,7 @@ document that includes the log offset the answer reflects.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import signal
 import sys
@@ -28,10 +29,19 @@ from typing import Any, NoReturn
 from replicator import acl_command as ac
 from replicator.client import URL_ENV, ClientConfig, StoreClient
 from replicator.http.wire import binding_from_json, binding_json, filter_json
-from store import __version__
 from store.acl import AclBinding, AclBindingFilter
 from store.errors import InvalidConfigError, InvalidRequestError, StoreError
 
+
+def _version() -> str:
+    # Not ``store.__version__``: under pytest the folder tests/store can shadow the package.
+    try:
+        return importlib.metadata.version("aclstore")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+__version__ = _version()
 USAGE_EXIT = 2
 FAILURE_EXIT = 1
 

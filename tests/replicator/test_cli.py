@@ -1,0 +1,414 @@
+"""The ``aclstore`` CLI end to end, with kafka-acls.sh's examples, on both log backends.
+
+A node runs in-process (``--store`` points at it); the commands run through ``cli.main`` exactly
+as the console script does.  Expected bindings are worked out by hand from Kafka's docs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from sidecar_support import start_node
+
+from replicator import cli
+from replicator.node import Node
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture(params=["embedded", pytest.param("kafka", marks=pytest.mark.kafka)])
+def node(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Node]:
+    overrides = {}
+    if request.param == "kafka":
+        overrides = {
+            "bootstrap_servers": request.getfixturevalue("kafka_bootstrap"),
+            "topic": request.getfixturevalue("unique_topic")("cli"),
+        }
+    n = start_node(tmp_path / "node", **overrides)
+    yield n
+    n.stop()
+
+
+@pytest.fixture
+def run(node: Node, capsys: pytest.CaptureFixture[str]) -> Run:
+    """``aclstore <command> --store URL --command-config admin.properties <args>``."""
+    assert node.info is not None
+    admin = str(node.info.credential.properties_path)
+
+    def invoke(command: str, *args: str, auth: bool = True) -> tuple[int, str, str]:
+        argv = [command, "--store", node.url, *(["--command-config", admin] if auth else []), *args]
+        code = cli.main(argv)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return invoke
+
+
+def listed(run: Run, *args: str) -> set[tuple[str, ...]]:
+    code, out, err = run("acls", "--list", "--format", "json", *args)
+    assert code == 0, err
+    return {
+        (
+            b["resourceType"],
+            b["resourceName"],
+            b["patternType"],
+            b["principal"],
+            b["host"],
+            b["operation"],
+            b["permissionType"],
+        )
+        for b in json.loads(out)["bindings"]
+    }
+
+
+def test_the_docs_add_examples(run: Run) -> None:
+    code, out, err = run(
+        "acls",
+        "--add",
+        "--allow-principal",
+        "User:Bob",
+        "--allow-principal",
+        "User:Alice",
+        "--allow-host",
+        "198.51.100.0",
+        "--allow-host",
+        "198.51.100.1",
+        "--operation",
+        "Read",
+        "--operation",
+        "Write",
+        "--topic",
+        "Test-topic",
+    )
+    assert code == 0, err
+    assert (
+        "Adding ACLs for resource `ResourcePattern(resourceType=TOPIC, name=Test-topic, patternType=LITERAL)`"
+        in out
+    )
+    expected = {
+        ("TOPIC", "Test-topic", "LITERAL", p, h, op, "ALLOW")
+        for p in ("User:Bob", "User:Alice")
+        for h in ("198.51.100.0", "198.51.100.1")
+        for op in ("READ", "WRITE")
+    }
+    assert listed(run, "--topic", "Test-topic") == expected
+    code, out, err = run(
+        "acls",
+        "--add",
+        "--allow-principal",
+        "User:*",
+        "--allow-host",
+        "*",
+        "--deny-principal",
+        "User:BadBob",
+        "--deny-host",
+        "198.51.100.3",
+        "--operation",
+        "Read",
+        "--topic",
+        "Test-topic",
+    )
+    assert code == 0, err
+    expected |= {
+        ("TOPIC", "Test-topic", "LITERAL", "User:*", "*", "READ", "ALLOW"),
+        ("TOPIC", "Test-topic", "LITERAL", "User:BadBob", "198.51.100.3", "READ", "DENY"),
+    }
+    assert listed(run, "--topic", "Test-topic") == expected
+    # Adding the same again writes nothing and says so, as kafka-acls.sh does.
+    code, out, _ = run(
+        "acls", "--add", "--allow-principal", "User:*", "--operation", "Read", "--topic", "Test-topic"
+    )
+    assert code == 0 and "already exists" in out and "Adding ACLs" not in out
+
+
+def test_producer_consumer_prefixed_match_and_remove(run: Run) -> None:
+    assert (
+        run(
+            "acls",
+            "--add",
+            "--allow-principal",
+            "User:Jane",
+            "--producer",
+            "--topic",
+            "Test-",
+            "--resource-pattern-type",
+            "prefixed",
+        )[0]
+        == 0
+    )
+    assert (
+        run(
+            "acls",
+            "--add",
+            "--allow-principal",
+            "User:Alice",
+            "--consumer",
+            "--topic",
+            "Test-topic",
+            "--group",
+            "Group-1",
+        )[0]
+        == 0
+    )
+    assert (
+        run(
+            "acls",
+            "--add",
+            "--allow-principal",
+            "User:Peter",
+            "--allow-host",
+            "198.51.200.1",
+            "--producer",
+            "--topic",
+            "*",
+            "--idempotent",
+            "--transactional-id",
+            "tx",
+        )[0]
+        == 0
+    )
+    jane = {
+        ("TOPIC", "Test-", "PREFIXED", "User:Jane", "*", op, "ALLOW")
+        for op in ("WRITE", "DESCRIBE", "CREATE")
+    }
+    alice = {
+        ("TOPIC", "Test-topic", "LITERAL", "User:Alice", "*", op, "ALLOW") for op in ("READ", "DESCRIBE")
+    }
+    alice.add(("GROUP", "Group-1", "LITERAL", "User:Alice", "*", "READ", "ALLOW"))
+    peter = {
+        ("TOPIC", "*", "LITERAL", "User:Peter", "198.51.200.1", op, "ALLOW")
+        for op in ("WRITE", "DESCRIBE", "CREATE")
+    }
+    peter |= {
+        ("TRANSACTIONAL_ID", "tx", "LITERAL", "User:Peter", "198.51.200.1", op, "ALLOW")
+        for op in ("WRITE", "DESCRIBE")
+    }
+    peter.add(
+        ("CLUSTER", "kafka-cluster", "LITERAL", "User:Peter", "198.51.200.1", "IDEMPOTENT_WRITE", "ALLOW")
+    )
+    assert listed(run) == jane | alice | peter
+    # --list --topic is the exact literal pattern; match adds '*' and every applying prefix.
+    topic_only = {b for b in alice if b[0] == "TOPIC"}
+    assert listed(run, "--topic", "Test-topic") == topic_only
+    assert listed(run, "--topic", "Test-topic", "--resource-pattern-type", "match") == (
+        topic_only | jane | {b for b in peter if b[0] == "TOPIC"}
+    )
+    assert listed(run, "--topic", "Test-", "--resource-pattern-type", "any") == jane
+    assert listed(run, "--principal", "User:Jane") == jane
+    code, out, _ = run("acls", "--list", "--principal", "User:Jane")
+    assert code == 0 and "ACLs for principal `User:Jane`" in out and "name=Test-, patternType=PREFIXED" in out
+    # The docs' removal of the prefixed producer ACLs ("Prefixed", any letter case).
+    code, out, err = run(
+        "acls",
+        "--remove",
+        "--allow-principal",
+        "User:Jane",
+        "--producer",
+        "--topic",
+        "Test-",
+        "--resource-pattern-type",
+        "Prefixed",
+        "--force",
+        "--format",
+        "json",
+    )
+    assert code == 0, err
+    answer = json.loads(out)
+    assert isinstance(answer["offset"], int)
+    assert sum(len(r["deleted"]) for r in answer["results"]) == 3
+    assert listed(run) == alice | peter
+    # --remove without principals removes every ACL of the resource (here with MATCH).
+    code, _, err = run(
+        "acls", "--remove", "--topic", "Test-topic", "--resource-pattern-type", "match", "--force"
+    )
+    assert code == 0, err
+    assert listed(run) == {b for b in alice | peter if b[0] != "TOPIC"}
+
+
+def test_authorize_through_the_cli_with_and_without_min_offset(run: Run) -> None:
+    code, out, _ = run(
+        "acls",
+        "--add",
+        "--allow-principal",
+        "User:bob",
+        "--operation",
+        "Read",
+        "--topic",
+        "orders",
+        "--format",
+        "json",
+    )
+    offset = json.loads(out)["offset"]
+    code, out, err = run(
+        "authorize",
+        "--principal",
+        "User:bob",
+        "--host",
+        "10.0.0.1",
+        "--operation",
+        "Read",
+        "--operation",
+        "Write",
+        "--topic",
+        "orders",
+        "--min-offset",
+        str(offset),
+        "--format",
+        "json",
+        auth=False,
+    )
+    assert code == 0, err
+    answer = json.loads(out)
+    assert (answer["results"], answer["offset"]) == (["ALLOWED", "DENIED"], offset)
+    code, out, err = run(
+        "authorize",
+        "--principal",
+        "User:bob",
+        "--operation",
+        "Read",
+        "--topic",
+        "orders",
+        "--explain",
+        auth=False,
+    )
+    assert code == 0, err
+    assert out.startswith("ALLOWED") and "operation=READ, permissionType=ALLOW" in out
+    code, out, err = run(
+        "authorize", "--principal", "User:bob", "--api-key", "FETCH", "--topic", "orders", auth=False
+    )
+    assert code == 0 and out.startswith("ALLOWED  FETCH (1)"), err
+
+
+def test_configs_describe_and_alter(run: Run) -> None:
+    code, out, err = run(
+        "configs", "--alter", "--add-config", "super.users=[User:a;User:b]", "--validate-only"
+    )
+    assert code == 0 and "Validated" in out, err
+    code, out, _ = run("configs", "--describe", "--format", "json")
+    values = {c["name"]: c["value"] for c in json.loads(out)["configs"]}
+    assert values["super.users"] == ""
+    code, out, err = run(
+        "configs",
+        "--alter",
+        "--add-config",
+        "super.users=[User:a;User:b],allow.everyone.if.no.acl.found=true",
+    )
+    assert code == 0, err
+    code, out, _ = run("configs", "--describe", "--format", "json")
+    values = {c["name"]: c["value"] for c in json.loads(out)["configs"]}
+    assert (values["super.users"], values["allow.everyone.if.no.acl.found"]) == ("User:a;User:b", "true")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["acls", "--add", "--topic", "t"], "You must specify one of: --allow-principal, --deny-principal"),
+        (["acls", "--add", "--list", "--topic", "t"], "exactly one action"),
+        (
+            ["acls", "--add", "--allow-principal", "User:a", "--consumer", "--topic", "t"],
+            "With --consumer you must specify a --topic and a --group",
+        ),
+        (
+            ["acls", "--add", "--allow-principal", "User:a", "--producer"],
+            "With --producer you must specify a --topic",
+        ),
+        (["acls", "--list", "--idempotent"], "--idempotent option is only available if --producer is set"),
+        (
+            [
+                "acls",
+                "--add",
+                "--allow-principal",
+                "User:a",
+                "--topic",
+                "t",
+                "--resource-pattern-type",
+                "match",
+            ],
+            "'MATCH' is not valid when adding acls",
+        ),
+        (["acls", "--list", "--resource-pattern-type", "fancy"], "Unknown resource-pattern-type: fancy"),
+        (
+            [
+                "acls",
+                "--add",
+                "--allow-principal",
+                "User:a",
+                "--operation",
+                "IdempotentWrite",
+                "--topic",
+                "t",
+            ],
+            "ResourceType TOPIC only supports operations",
+        ),
+        (
+            ["acls", "--add", "--allow-principal", "bob", "--topic", "t"],
+            "principalType:principalName but got bob",
+        ),
+        (["acls", "--remove", "--topic", "t"], "pass --force"),
+        (["acls", "--list", "--producer"], "can't be used with option"),
+        (["authorize", "--operation", "Read", "--topic", "t"], "exactly one of --principal"),
+    ],
+)
+def test_bad_command_lines_are_one_line_and_exit_2(run: Run, args: list[str], message: str) -> None:
+    code, out, err = run(*args)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
+
+
+def test_refused_calls_exit_1_with_one_line(run: Run) -> None:
+    code, _, err = run("acls", "--list", auth=False)
+    assert (
+        code == 1
+        and err.startswith("error: this endpoint needs an authenticated caller")
+        and err.count("\n") == 1
+    )
+
+
+@pytest.mark.unit
+def test_an_unreachable_store_and_acl_store_url(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACLSTORE_URL", "http://127.0.0.1:9")  # discard port: nothing listens
+    code = cli.main(["status"])
+    _, err = capsys.readouterr()
+    assert code == 1 and "cannot reach the store at http://127.0.0.1:9" in err and err.count("\n") == 1
+    code = cli.main(["status", "--store", "ftp://x"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "is not http(s)://host:port" in err
+
+
+@pytest.mark.unit
+def test_serve_prints_where_it_listens_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """The console script as a user runs it (``make serve`` runs exactly this)."""
+    aclstore = Path(sys.executable).with_name("aclstore")
+    process = subprocess.Popen(
+        [str(aclstore), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(6)]
+        banner = "".join(lines)
+        assert lines[0].startswith("aclstore ") and " serving http://127.0.0.1:" in lines[0], banner
+        url = lines[0].split(" serving ")[1].strip()
+        assert f"data dir:   {tmp_path / 'data'}" in banner
+        properties = tmp_path / "data" / "admin.properties"
+        assert f"created now credential: {properties}" in banner
+        assert "ready:      yes" in banner
+        assert properties.stat().st_mode & 0o777 == 0o600
+        code = cli.main(["acls", "--store", url, "--command-config", str(properties), "--list"])
+        assert code == 0
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
