@@ -63,26 +63,31 @@ class Grant:
         key = self.key(binding)
         if key in self.decisions:
             return False
+        # The decision goes in before the mask bit and leaves after it, so that a reader
+        # never sees a bit without its decision.
         permission = binding.permission_type
         mask = COVERED[permission][binding.operation]
         if permission is AclPermissionType.ALLOW:
-            self.allow_mask |= mask
             self.decisions[key] = Decision(ALLOWED, DecisionRule.MATCHING_ACL, binding)
+            self.allow_mask |= mask
         else:  # DENY (Kafka also treats UNKNOWN permission types as DENY)
-            self.deny_mask |= mask
             self.decisions[key] = Decision(DENIED, DecisionRule.MATCHING_ACL, binding)
+            self.deny_mask |= mask
         return True
 
     def remove(self, binding: AclBinding) -> bool:
-        if self.decisions.pop(self.key(binding), None) is None:
+        key = self.key(binding)
+        if key not in self.decisions:
             return False
-        self.allow_mask = self.deny_mask = 0
-        for decision in self.decisions.values():
-            mask = _mask_of(decision)
-            if decision.result is ALLOWED:
-                self.allow_mask |= mask
-            else:
-                self.deny_mask |= mask
+        allow_mask = deny_mask = 0
+        for other_key, decision in self.decisions.items():
+            if other_key != key:
+                if decision.result is ALLOWED:
+                    allow_mask |= _mask_of(decision)
+                else:
+                    deny_mask |= _mask_of(decision)
+        self.allow_mask, self.deny_mask = allow_mask, deny_mask
+        del self.decisions[key]
         return True
 
     def decision_for(self, op_bit: int, result: object) -> Decision:
@@ -279,7 +284,11 @@ class InMemoryAclIndex:
     """A mutable, dict-backed :class:`~store.authorizer.view.AclView`.
 
     ``add``/``remove`` are O(1) (plus a sort of the distinct PREFIXED name lengths when a
-    new length appears); adding a binding twice keeps one copy, as Kafka's ACL set does.
+    new length appears, and a ``bisect`` insert once a by-type query has sorted a bucket);
+    adding a binding twice keeps one copy, as Kafka's ACL set does.  One writer at a time;
+    ``authorize`` may run while it writes (each step leaves the tables consistent), but
+    ``authorize_by_resource_type`` and iterating ``bindings()``/``acls()`` must not overlap
+    a write.
     """
 
     def __init__(self, bindings: Iterable[AclBinding] = ()) -> None:
@@ -299,19 +308,8 @@ class InMemoryAclIndex:
                 return False
             self._unindexed.add(binding)
         else:
-            rt = int(binding.resource_type)
-            table = self.tables.table(binding.resource_type, binding.pattern_type)
-            pattern = table.get(binding.name)
-            if pattern is None:
-                pattern = table[binding.name] = PatternAcls()
-                self.tables.pattern_added(rt, binding.pattern_type, binding.name)
-            by_host = pattern.grants.setdefault(binding.principal, {})
-            grant = by_host.get(binding.host)
-            if grant is None:
-                grant = by_host[binding.host] = Grant()
-            if not grant.add(binding):
+            if not self._add_to_tables(binding):
                 return False
-            pattern.count += 1
         self._principal_acls_add(binding)
         self._count += 1
         return True
@@ -323,23 +321,51 @@ class InMemoryAclIndex:
                 return False
             self._unindexed.discard(binding)
         else:
-            rt = int(binding.resource_type)
-            table = self.tables.table(binding.resource_type, binding.pattern_type)
-            pattern = table.get(binding.name)
-            by_host = pattern.grants.get(binding.principal) if pattern else None
-            grant = by_host.get(binding.host) if by_host else None
-            if pattern is None or by_host is None or grant is None or not grant.remove(binding):
+            if not self._remove_from_tables(binding):
                 return False
-            if not grant.decisions:
-                del by_host[binding.host]
-                if not by_host:
-                    del pattern.grants[binding.principal]
-            pattern.count -= 1
-            if pattern.count == 0:
-                del table[binding.name]
-                self.tables.pattern_removed(rt, binding.pattern_type, binding.name)
         self._principal_acls_remove(binding)
         self._count -= 1
+        return True
+
+    # A reader may decide while these run: a new pattern is published only once it holds its
+    # ACL, and a pattern losing its last ACL is unpublished before it is emptied.
+
+    def _add_to_tables(self, binding: AclBinding) -> bool:
+        table = self.tables.table(binding.resource_type, binding.pattern_type)
+        pattern = table.get(binding.name)
+        published = pattern is not None
+        if pattern is None:
+            pattern = PatternAcls()
+        by_host = pattern.grants.setdefault(binding.principal, {})
+        grant = by_host.get(binding.host)
+        if grant is None:
+            grant = by_host[binding.host] = Grant()
+        if not grant.add(binding):
+            return False
+        pattern.count += 1
+        if not published:
+            table[binding.name] = pattern
+            self.tables.pattern_added(int(binding.resource_type), binding.pattern_type, binding.name)
+        return True
+
+    def _remove_from_tables(self, binding: AclBinding) -> bool:
+        table = self.tables.table(binding.resource_type, binding.pattern_type)
+        pattern = table.get(binding.name)
+        by_host = pattern.grants.get(binding.principal) if pattern else None
+        grant = by_host.get(binding.host) if by_host else None
+        if pattern is None or by_host is None or grant is None:
+            return False
+        if Grant.key(binding) not in grant.decisions:
+            return False
+        if pattern.count == 1:
+            del table[binding.name]
+            self.tables.pattern_removed(int(binding.resource_type), binding.pattern_type, binding.name)
+        grant.remove(binding)
+        pattern.count -= 1
+        if not grant.decisions:
+            del by_host[binding.host]
+            if not by_host:
+                del pattern.grants[binding.principal]
         return True
 
     def _principal_acls_add(self, binding: AclBinding) -> None:
