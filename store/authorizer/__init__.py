@@ -16,6 +16,7 @@ from store.authorizer.decision import (
     InvalidActionError,
     find_result,
 )
+from store.authorizer.host import InvalidHostAddressError, host_address
 from store.authorizer.index import InMemoryAclIndex
 from store.authorizer.rules import (
     PROBE_RESOURCE_NAME,
@@ -38,10 +39,12 @@ __all__ = [
     "DecisionRule",
     "InMemoryAclIndex",
     "InvalidActionError",
+    "InvalidHostAddressError",
     "ScanAclView",
     "authorize",
     "authorize_by_resource_type",
     "check_by_resource_type_args",
     "describe",
     "find_result",
+    "host_address",
 ]

@@ -20,9 +20,11 @@ from store.authorizer import (
     DecisionRule,
     InMemoryAclIndex,
     InvalidActionError,
+    InvalidHostAddressError,
     ScanAclView,
     authorize,
     authorize_by_resource_type,
+    host_address,
 )
 from store.authorizer.view import AclView
 from store.errors import AuthorizerNotReadyError, InvalidConfigError
@@ -368,6 +370,29 @@ def test_indexed_and_scanning_views_agree_through_adds_and_removes() -> None:
             authorize_by_resource_type(index, NO_CONFIG, principal, HOST, op, rt).result
             is authorize_by_resource_type(scan, NO_CONFIG, principal, HOST, op, rt).result
         )
+
+
+@pytest.mark.parametrize(
+    ("given", "java"),
+    [  # InetAddress.getByName(given).getHostAddress() on Java 17
+        ("127.0.0.1", "127.0.0.1"),
+        ("010.0.0.1", "10.0.0.1"),
+        ("::1", "0:0:0:0:0:0:0:1"),
+        ("2001:DB8::0:1", "2001:db8:0:0:0:0:0:1"),
+        ("::ffff:10.0.0.1", "10.0.0.1"),
+        ("fe80::1%1", "fe80:0:0:0:0:0:0:1%1"),
+        ("2001:0db8:0000:0000:0000:ff00:0042:8329", "2001:db8:0:0:0:ff00:42:8329"),
+        ("::10.0.0.1", "0:0:0:0:0:0:a00:1"),
+    ],
+)
+def test_host_address_is_javas_text(given: str, java: str) -> None:
+    assert host_address(given) == java
+
+
+@pytest.mark.parametrize("text", ["broker-1.example.com", "256.0.0.1", "1.2.3", "::g", "10.0.0.1%1"])
+def test_host_address_refuses_names_and_bad_literals(text: str) -> None:
+    with pytest.raises(InvalidHostAddressError, match="not an IP address"):
+        host_address(text)
 
 
 def test_config_from_properties() -> None:
