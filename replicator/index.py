@@ -55,6 +55,7 @@ _ACL_CF = "acl"
 _META_CF = "meta"
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
+_HEAD = struct.Struct(">BBI")  # resource type, pattern type, name length
 _LEN = struct.Struct(">BI")  # resource type code, name length (the prefix-length counters)
 
 _BY_PATTERN = b"B"
@@ -96,13 +97,39 @@ def pattern_prefix(resource_type: int, pattern_type: int, name: str) -> bytes:
 
 def encode_binding(binding: AclBinding) -> bytes:
     """``E``: the compact, order-preserving-per-pattern encoding of a binding's seven fields."""
+    return encode_fields(
+        int(binding.resource_type),
+        int(binding.pattern_type),
+        binding.name,
+        binding.principal,
+        binding.host,
+        int(binding.operation),
+        int(binding.permission_type),
+    )
+
+
+def encode_fields(
+    resource_type: int,
+    pattern_type: int,
+    name: str,
+    principal: str,
+    host: str,
+    operation: int,
+    permission_type: int,
+) -> bytes:
+    """``E`` from the seven fields as Kafka's int8 codes and strings."""
+    n = name.encode("utf-8", "surrogatepass")
+    p = principal.encode("utf-8", "surrogatepass")
+    h = host.encode("utf-8", "surrogatepass")
     return b"".join(
         (
-            bytes((int(binding.resource_type), int(binding.pattern_type))),
-            _lp(binding.name),
-            _lp(binding.principal),
-            _lp(binding.host),
-            bytes((int(binding.operation), int(binding.permission_type))),
+            _HEAD.pack(resource_type, pattern_type, len(n)),
+            n,
+            _U32.pack(len(p)),
+            p,
+            _U32.pack(len(h)),
+            h,
+            bytes((operation, permission_type)),
         )
     )
 
@@ -553,7 +580,10 @@ class IndexBatch:
 
     def create(self, log_key: bytes, binding: AclBinding) -> None:
         """Make ``binding`` live under ``log_key`` (a repeated create changes nothing)."""
-        enc = encode_binding(binding)
+        self.create_encoded(log_key, encode_binding(binding))
+
+    def create_encoded(self, log_key: bytes, enc: bytes) -> None:
+        """:meth:`create` for a binding already encoded as ``E``."""
         old = self._lookup(log_key)
         if old == enc:
             return

@@ -7,6 +7,7 @@ expectation; the decisions come from the pure rules in ``store.authorizer``.
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 import time
@@ -32,13 +33,21 @@ from replicator.errors import (
     SkipRefusedError,
     StoredOffsetOutOfRangeError,
 )
+from replicator.index import encode_binding
 from replicator.replica import Replica, ReplicaSettings
-from replicator.tailer import TooNewEvents
-from store.acl import ANY_FILTER, AclOperation, AclPermissionType, PatternType, ResourceType
+from replicator.tailer import FastAclDecoder, TooNewEvents
+from store.acl import (
+    ANY_FILTER,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
 from store.authorizer import ALLOWED, DENIED, Action, DecisionRule
-from store.codec import event_key
+from store.codec import codec_named, decode_event, event_key
 from store.errors import AuthorizerNotReadyError
-from store.events import FORMAT_V2, FORMAT_V3
+from store.events import FORMAT_V2, FORMAT_V3, AclCreated, ConfigAltered
 from store.log import ChangeLog, EmbeddedChangeLog
 
 READ_ORDERS = [Action(AclOperation.READ, ResourceType.TOPIC, "orders")]
@@ -329,3 +338,68 @@ def test_settings_reject_unknown_keys() -> None:
         ReplicaSettings.from_properties({"batch_size": 3})
     settings = ReplicaSettings.from_properties({"too_new_events": "ignore", "batch_records": 10})
     assert settings.too_new_events is TooNewEvents.IGNORE
+
+
+# --- the tailer's fast decoding path equals the codec's full path ----------------------------
+
+
+def _outcome_of_full_path(value: bytes, reader: int) -> tuple[bool, bytes, bytes] | str:
+    try:
+        event = decode_event(value, offset=0, reader_version=reader)
+    except Exception as exc:
+        return type(exc).__name__
+    if isinstance(event, ConfigAltered):
+        return "ConfigAltered"
+    return isinstance(event, AclCreated), encode_binding(event.binding), event_key(event)
+
+
+def _values_to_decode() -> list[bytes]:
+    rng = random.Random(12)
+    values: list[bytes] = []
+    fixtures = Path(__file__).resolve().parents[1] / "store" / "fixtures"
+    for path in sorted(fixtures.glob("events_v*.jsonl")):
+        for line in path.read_text().splitlines():
+            item = json.loads(line)
+            values += [bytes.fromhex(item["avro"]), item["json"].encode()]
+    names = ["orders", "", "é", "*", "a\x00b", "pre"]
+    for _ in range(600):
+        b = AclBinding.of(
+            rng.choice([t for t in ResourceType if t is not ResourceType.ANY]),
+            rng.choice(names),
+            rng.choice([PatternType.LITERAL, PatternType.PREFIXED, PatternType.UNKNOWN]),
+            rng.choice(["User:alice", "User:*", "Group:x"]),
+            rng.choice(["*", "10.0.0.1"]),
+            rng.choice([o for o in AclOperation if o is not AclOperation.ANY]),
+            rng.choice([*list(AclPermissionType)[2:], AclPermissionType.UNKNOWN]),
+        )
+        event = rng.choice([created, deleted])(b)
+        codec = codec_named(rng.choice(["avro", "json"]), writer_version=rng.choice([1, 2, 3]))
+        try:
+            value = codec.encode(event)
+        except Exception:
+            continue  # a format the writer cannot write it in
+        values.append(value)
+        if rng.random() < 0.2:  # damaged copies
+            cut = rng.randrange(1, len(value))
+            values.append(value[:cut])
+            values.append(value[:cut] + bytes([value[cut] ^ 0x5A]) + value[cut + 1 :])
+    json_value = codec_named("json").encode(created(binding()))
+    record_ = json.loads(json_value)
+    for field, odd in [("operation", "read"), ("resourceType", "Topic"), ("actor", 5),
+                       ("timeMs", "1"), ("name", None), ("eventType", "ACL_RENAMED")]:
+        values.append(json.dumps({**record_, field: odd}).encode())  # fmt: skip
+    values.append(codec_named("avro").encode(config("super.users", "User:x")))
+    return values
+
+
+@pytest.mark.parametrize("reader", [1, 2, 3])
+def test_fast_decoding_path_equals_the_codec_full_path(reader: int) -> None:
+    fast = FastAclDecoder(reader)
+    taken = 0
+    for value in _values_to_decode():
+        full = _outcome_of_full_path(value, reader)
+        got = fast.decode(value, 0)
+        if got is not None:
+            taken += 1
+            assert got == full, (value, full)
+    assert taken > 50  # the fast path is the common path
