@@ -198,7 +198,11 @@ class KafkaChangeLog:
         """A new topic's partition needs a leader before its watermarks can be read."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            topic = admin.list_topics(self.topic, timeout=timeout).topics.get(self.topic)
+            try:
+                remaining = max(0.1, deadline - time.monotonic())
+                topic = admin.list_topics(self.topic, timeout=remaining).topics.get(self.topic)
+            except KafkaException:  # metadata not propagated yet: ask again
+                topic = None
             partitions = {} if topic is None or topic.error is not None else topic.partitions
             if PARTITION in partitions and partitions[PARTITION].leader >= 0:
                 return
@@ -366,7 +370,7 @@ class KafkaChangeLog:
             return self._offsets_client
 
     def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
-        """Ask the partition leader (never a cached value); retriable errors are retried."""
+        """Ask the partition leader (never a cached value), retrying until ``timeout``."""
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
@@ -375,9 +379,9 @@ class KafkaChangeLog:
                     self._partition, timeout=max(0.01, remaining), cached=False
                 )
             except KafkaException as exc:
-                error = exc.args[0] if exc.args else None
-                retriable = isinstance(error, KafkaError) and error.retriable()
-                if not retriable or time.monotonic() + 0.05 >= deadline:
+                # Right after a topic is created or a broker restarts, the leader may not be
+                # known yet (and librdkafka does not flag every such error retriable): retry.
+                if time.monotonic() + 0.05 >= deadline:
                     raise LogUnavailableError(
                         f"{self} did not report its watermarks within {timeout}s: {exc}"
                     ) from exc
