@@ -220,15 +220,11 @@ class AuditEmitter:
         )
 
     def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until nothing is queued and, when the sink is up, nothing is buffered."""
+        """Wait until every recorded event was acknowledged by the sink; False on timeout."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._wake.set()
-            if (
-                self._idle.wait(0.05)
-                and not self._queue
-                and (self.buffer.size == 0 or not self._sink_up)
-            ):
+            if self._idle.wait(0.05) and not self._queue and self.buffer.size == 0:
                 return True
         return False
 
@@ -249,7 +245,9 @@ class AuditEmitter:
                 self._sink_up = False
                 self._next_retry = time.monotonic() + self.settings.retry_backoff_s
             except Exception:  # a bug: keep the events on disk rather than lose them
-                _log.exception("audit sender failed; events stay buffered")
+                if self._sink_up:
+                    _log.exception("audit sender failed; events stay buffered")
+                self._sink_up = False
                 self._next_retry = time.monotonic() + self.settings.retry_backoff_s
             if closing and not self._queue:
                 return
@@ -270,7 +268,7 @@ class AuditEmitter:
         if self.buffer.size == 0 and self._may_try_sink():
             try:
                 self.sink.append(records, timeout=self.settings.sink_timeout_s)
-            except StoreError:
+            except Exception:
                 self._spill(records)
                 raise
             self._sent += len(records)

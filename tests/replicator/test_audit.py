@@ -1,0 +1,171 @@
+"""Audit emission: denials always, allows sampled, CloudEvents JSON, a bounded durable buffer.
+
+The sink is a real change log: the embedded one, or a Kafka topic on the real broker.  "Sink
+down" is a real Kafka client pointed at a port where nothing listens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from sidecar_support import Raw, action_json, admin_client, binding, start_node, wait_until, wire
+
+from replicator.audit import EVENT_TYPE, AuditEmitter, AuditSettings
+from replicator.metrics import SidecarMetrics
+from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
+from store.log import EmbeddedChangeLog, KafkaChangeLog, KafkaLogSettings
+
+READ = AclOperation.READ
+TOPIC = ResourceType.TOPIC
+DENIED = Decision(AuthorizationResult.DENIED, DecisionRule.DEFAULT_DENY)
+ALLOWED = Decision(AuthorizationResult.ALLOWED, DecisionRule.SUPER_USER)
+
+
+def events_in(log: EmbeddedChangeLog | KafkaChangeLog) -> list[dict]:  # type: ignore[type-arg]
+    records = []
+    while True:
+        batch = log.read(len(records) and records[-1].offset + 1, timeout=2.0)
+        if not batch:
+            return [json.loads(r.value) for r in records if r.value is not None]
+        records.extend(batch)
+
+
+@pytest.mark.unit
+def test_denials_are_always_emitted_and_allows_sampled(tmp_path: Path) -> None:
+    actions = [Action(READ, TOPIC, f"t{i}") for i in range(5)]
+    decisions = [DENIED, ALLOWED, DENIED, ALLOWED, ALLOWED]
+    for rate, expected in ((0.0, ["t0", "t2"]), (1.0, ["t0", "t1", "t2", "t3", "t4"])):
+        sink = EmbeddedChangeLog(tmp_path / f"sink-{rate}")
+        emitter = AuditEmitter(
+            sink, tmp_path / f"buffer-{rate}.sqlite3", AuditSettings(allow_sample_rate=rate)
+        )
+        emitter.record("User:bob", "10.0.0.1", actions, decisions, 41)
+        assert emitter.flush(10)
+        emitter.close()
+        assert [e["data"]["resourceName"] for e in events_in(sink)] == expected
+        sink.close()
+
+
+@pytest.mark.unit
+def test_a_sampled_share_of_allows(tmp_path: Path) -> None:
+    sink = EmbeddedChangeLog(tmp_path / "sink")
+    emitter = AuditEmitter(sink, tmp_path / "b.sqlite3", AuditSettings(allow_sample_rate=0.25))
+    emitter.record("User:a", "h", [Action(READ, TOPIC, "t")] * 4000, [ALLOWED] * 4000, 0)
+    assert emitter.flush(20)
+    sent = emitter.figures().sent
+    emitter.close()
+    assert 800 <= sent <= 1200  # binomial(4000, 0.25): mean 1000, sd 27
+
+
+@pytest.mark.unit
+def test_a_node_emits_cloudevents_with_the_replica_offset(tmp_path: Path) -> None:
+    node = start_node(tmp_path / "n", audit=AuditSettings(allow_sample_rate=0.0, source="aclstore://test"))
+    raw = Raw(node)
+    try:
+        with admin_client(node) as admin:
+            deny = binding(
+                TOPIC,
+                "secret",
+                "User:eve",
+                READ,
+                pattern=PatternType.PREFIXED,
+                permission=AclPermissionType.DENY,
+            )
+            offset = admin.call("POST", "/v1/acls", {"bindings": [wire(deny)]})["offset"]
+        status, answer = raw.post(
+            "/v1/authorize",
+            {
+                "principal": "User:eve",
+                "host": "192.0.2.7",
+                "minOffset": offset,
+                "actions": [action_json(READ, TOPIC, "secret-plans"), action_json(READ, TOPIC, "x")],
+            },
+        )
+        assert (status, answer["results"]) == (200, ["DENIED", "DENIED"])
+        assert node.audit is not None and node.audit.flush(10)
+        events = events_in(EmbeddedChangeLog(tmp_path / "n" / "audit"))
+    finally:
+        raw.close()
+        node.stop()
+    assert len(events) == 2
+    first = events[0]
+    assert {k: first[k] for k in ("specversion", "type", "source", "datacontenttype", "subject")} == {
+        "specversion": "1.0",
+        "type": EVENT_TYPE,
+        "source": "aclstore://test",
+        "datacontenttype": "application/json",
+        "subject": "User:eve",
+    }
+    assert re.fullmatch(r"[0-9a-f]{32}", first["id"]) and first["id"] != events[1]["id"]
+    assert datetime.fromisoformat(first["time"]).tzinfo is not None
+    assert first["data"] == {
+        "principal": "User:eve",
+        "host": "192.0.2.7",
+        "operation": "READ",
+        "resourceType": "TOPIC",
+        "resourceName": "secret-plans",
+        "patternType": "LITERAL",
+        "result": "DENIED",
+        "offset": offset,
+        "reason": {
+            "rule": "MATCHING_ACL",
+            "description": first["data"]["reason"]["description"],
+            "binding": wire(deny),
+        },
+    }
+    assert (
+        events[1]["data"]["reason"]["rule"] == "RESOURCE_HAS_ACLS"
+        or events[1]["data"]["reason"]["rule"] == "DEFAULT_DENY"
+    )
+
+
+@pytest.mark.kafka
+def test_a_down_sink_buffers_durably_up_to_the_bound_counts_drops_then_delivers(
+    kafka_bootstrap: str, unique_topic: Callable[[str], str], tmp_path: Path
+) -> None:
+    topic = unique_topic("audit")
+    buffer = tmp_path / "audit-buffer.sqlite3"
+    settings = AuditSettings(buffer_max_events=5, sink_timeout_s=0.5, retry_backoff_s=0.2)
+    fast = KafkaLogSettings(message_timeout_ms=500)
+    down = KafkaChangeLog("127.0.0.1:9", topic, fast, create_topic=False)  # nothing listens on 9
+    emitter = AuditEmitter(down, buffer, settings)
+    metrics = SidecarMetrics()
+    metrics.bind_audit(emitter.figures)
+    emitter.record("User:a", "h", [Action(READ, TOPIC, f"t{i}") for i in range(8)], [DENIED] * 8, 3)
+    wait_until(lambda: emitter.figures().buffered + emitter.figures().dropped == 8, 30, "buffering")
+    figures = emitter.figures()
+    assert (figures.buffered, figures.dropped, figures.sent, figures.sink_up) == (5, 3, 0, False)
+    page = metrics.render().decode()
+    assert "aclstore_audit_dropped_events_total 3.0" in page
+    assert "aclstore_audit_buffered_events 5.0" in page
+    buffered_ids = [key.decode() for _, key, _ in emitter.buffer.oldest(10)]
+    emitter.close(timeout=5)
+    down.close()
+
+    # Restart with the sink up: the buffered events go first, then new ones, nothing lost.
+    up = KafkaChangeLog(kafka_bootstrap, topic)
+    emitter = AuditEmitter(up, buffer, AuditSettings(buffer_max_events=5, sink_timeout_s=15))
+    assert (emitter.figures().buffered, emitter.figures().dropped) == (5, 3)  # kept across restart
+    emitter.record("User:b", "h", [Action(READ, TOPIC, "late")], [DENIED], 4)
+    assert emitter.flush(30)
+    figures = emitter.figures()
+    assert (figures.buffered, figures.sent, figures.dropped, figures.sink_up) == (0, 6, 3, True)
+    emitter.close()
+    events = events_in(up)
+    up.close()
+    assert [e["id"] for e in events[:5]] == buffered_ids
+    assert [e["data"]["resourceName"] for e in events] == [
+        "t0",
+        "t1",
+        "t2",
+        "t3",
+        "t4",
+        "late",
+    ]  # "x" has no ACL applying to it (the DENY is PREFIXED "secret"): the no-ACL default.
+    assert events[1]["data"]["reason"]["rule"] == "DEFAULT_DENY"
