@@ -225,21 +225,24 @@ class _Handler(BaseHTTPRequestHandler):
         path = split.path
         route = self.server.routes.get((self.command, path))
         try:
-            if route is None:
-                self._send(self._no_route(path), "unrouted")
-                return
+            # Read the body even for a request we refuse, so the next one on the connection
+            # starts at its request line.
             body = self._read_body()
-            request = HttpRequest(
-                self.command, path, parse_qs(split.query), self.headers, body,
-                self.client_address[0], self.peer_subject,
-            )  # fmt: skip
-            try:
-                response = route.handler(request)
-            except Exception as exc:
-                response = error_response(exc)
         except _BodyError as exc:
             self.close_connection = True
             response = Response.json(wire.error_json(exc.error, exc.message), exc.status)
+        else:
+            if route is None:
+                response = self._no_route(path)
+            else:
+                request = HttpRequest(
+                    self.command, path, parse_qs(split.query), self.headers, body,
+                    self.client_address[0], self.peer_subject,
+                )  # fmt: skip
+                try:
+                    response = route.handler(request)
+                except Exception as exc:
+                    response = error_response(exc)
         self._send(response, route.name if route is not None else "unrouted")
 
     def _no_route(self, path: str) -> Response:
@@ -249,9 +252,6 @@ class _Handler(BaseHTTPRequestHandler):
             return Response.json(
                 wire.error_json("NOT_FOUND", f"no route {path}; routes: {known}"), 404
             )
-        # Drain a body we will not read so the connection stays usable.
-        with contextlib.suppress(_BodyError):
-            self._read_body()
         return Response.json(
             wire.error_json("METHOD_NOT_ALLOWED", f"{path} accepts {', '.join(sorted(allowed))}, "
                             f"not {self.command}"),
