@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from rocksdict import Options, Rdict, WriteBatch, WriteOptions
+from rocksdict import BlockBasedOptions, Options, Rdict, WriteBatch, WriteOptions
 
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
 from store.acl import (
@@ -520,6 +520,9 @@ def _open(path: Path) -> Rdict:
         opts = Options(raw_mode=True)
         opts.create_if_missing(True)
         opts.create_missing_column_families(True)
+        table = BlockBasedOptions()
+        table.set_bloom_filter(10, False)  # the R-table point lookups of deletes and bootstrap
+        opts.set_block_based_table_factory(table)
         return opts
 
     path.mkdir(parents=True, exist_ok=True)

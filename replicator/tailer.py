@@ -109,6 +109,10 @@ _PERMISSIONS = _specific(AclPermissionType, "ANY")
 _KEY_JSON = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 
 
+def _plain(text: str) -> bool:
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
 class FastAclDecoder:
     """Decodes the common ACL event straight into the index encoding, or declines.
 
@@ -177,11 +181,18 @@ class FastAclDecoder:
         if required > reader:
             return None
         enc = encode_fields(rt, pt, name, principal, host, op, perm)
-        # store.codec.keys.binding_key's documented format: compact ASCII JSON of the fields
-        key = _KEY_JSON.encode(
-            ["acl", names[0], name, names[1], principal, host, names[2], names[3]]
-        ).encode("ascii")
-        return event_type == ACL_CREATED, enc, key
+        # store.codec.keys.binding_key's documented format: compact ASCII JSON of the fields.
+        # Printable ASCII without quote or backslash needs no escaping in JSON.
+        if _plain(name) and _plain(principal) and _plain(host):
+            text = (
+                f'["acl","{names[0]}","{name}","{names[1]}","{principal}","{host}",'
+                f'"{names[2]}","{names[3]}"]'
+            )
+        else:
+            text = _KEY_JSON.encode(
+                ["acl", names[0], name, names[1], principal, host, names[2], names[3]]
+            )
+        return event_type == ACL_CREATED, enc, text.encode("ascii")
 
     @staticmethod
     def _requirement(codes: tuple[int, int, int, int]) -> int:
