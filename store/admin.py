@@ -37,7 +37,7 @@ from store.authorizer import Action, authorize
 from store.codec import AvroEventCodec, EventCodec, binding_key, config_key
 from store.errors import ClusterAuthorizationError, InvalidRequestError, StoreError
 from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
-from store.log.base import ChangeLog, LogUnavailableError
+from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogUnavailableError
 from store.principal import KafkaPrincipal
 from store.projection import AclStoreState
 from store.settings import (
@@ -125,6 +125,9 @@ class AclAdmin:
     honoured in addition to the log's, so that an empty store can be administered at all.
     ``skip_offsets`` lists records an operator has decided to pass over (a corrupt record
     otherwise stops every request with an error naming its offset).
+
+    ``timeout`` bounds each call as a whole (catching up and appending).  A new admin over a
+    long log replays it first: call :meth:`sync` with a timeout long enough for that.
     """
 
     def __init__(
@@ -164,6 +167,11 @@ class AclAdmin:
 
     def _sync(self, deadline: float) -> int:
         _, high = self.log.watermarks(timeout=_remaining(deadline))
+        if high < self.state.next_offset:
+            raise LogOffsetOutOfRangeError(
+                f"{self.log} ends at offset {high - 1}, before offset {self.state.offset} this "
+                "admin has already applied: the log was recreated or replaced; open a new AclAdmin"
+            )
         while self.state.next_offset < high:
             if time.monotonic() >= deadline:
                 raise LogUnavailableError(
