@@ -82,6 +82,7 @@ class LocalKafka:
         self.heap = heap
         self._proc: subprocess.Popen[bytes] | None = None
         self._formatted = False
+        self._ever_started = False
 
     @property
     def bootstrap_servers(self) -> str:
@@ -154,8 +155,30 @@ class LocalKafka:
             )
         self._formatted = True
 
-    def start(self, *, timeout: float = 90.0) -> str:
-        """Start (or restart) the broker and wait until it answers metadata requests."""
+    def start(self, *, timeout: float = 120.0) -> str:
+        """Start (or restart) the broker and wait until it answers metadata requests.
+
+        The ports are chosen free, but another process can take one before the JVM binds
+        it; on a first start that loses such a race the broker is retried on new ports
+        (a restart keeps its ports, so clients keep their bootstrap address).
+        """
+        for attempt in range(3):
+            try:
+                return self._start_once(timeout)
+            except BrokerStartError:
+                if self._ever_started or attempt == 2 or not self._lost_port_race():
+                    raise
+                self.broker_port, self.controller_port = free_port(), free_port()
+        raise AssertionError("unreachable")
+
+    def _lost_port_race(self) -> bool:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return False
+        return "Address already in use" in text or "BindException" in text
+
+    def _start_once(self, timeout: float) -> str:
         if self.running:
             return self.bootstrap_servers
         self._format()
@@ -168,6 +191,7 @@ class LocalKafka:
         )
         stdout.close()
         self._wait_ready(timeout)
+        self._ever_started = True
         return self.bootstrap_servers
 
     def _wait_ready(self, timeout: float) -> None:
