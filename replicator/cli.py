@@ -111,7 +111,9 @@ def _serve(args: argparse.Namespace) -> int:
             replication_factor=args.replication_factor, min_insync_replicas=args.min_insync_replicas
         )
         replica_settings = ReplicaSettings(
-            max_wait_s=args.max_wait_ms / 1000.0, too_new_events=TooNewEvents(args.too_new_events)
+            max_wait_s=args.max_wait_ms / 1000.0,
+            too_new_events=TooNewEvents(args.too_new_events),
+            cache_size=args.replica_cache_size,
         )
     except ValueError as exc:
         raise InvalidConfigError(str(exc)) from exc
@@ -181,6 +183,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _add_serve(commands: Any) -> None:
+    from replicator.node import REPLICA_CACHE_SIZE
+
     serve = commands.add_parser(
         "serve", help="run a node: admin API, replica and sidecar API",
         description="Run one aclstore node. With no options: the embedded log and index under "
@@ -232,6 +236,13 @@ def _add_serve(commands: Any) -> None:
     )
     a("--no-audit", action="store_true", help="emit no audit events")
     a("--max-wait-ms", type=float, default=5000.0, help="bound of a minOffset wait")
+    a(
+        "--replica-cache-size",
+        type=int,
+        default=REPLICA_CACHE_SIZE,
+        metavar="N",
+        help="resources whose bindings the replica keeps in memory (default: %(default)s)",
+    )
     a(
         "--too-new-events",
         choices=("stop", "ignore"),
