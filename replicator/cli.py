@@ -20,6 +20,8 @@ import argparse
 import gc
 import importlib.metadata
 import json
+import logging
+import os
 import signal
 import sys
 import threading
@@ -139,6 +141,10 @@ def _serve(args: argparse.Namespace) -> int:
         audit=audit,
         replica=replica_settings,
     )  # fmt: skip
+    logging.basicConfig(
+        level=getattr(logging, args.log_level),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     node = Node(settings)
     info = node.start()
     # What exists now lives as long as the node: keep it out of the collector's way, so that
@@ -236,6 +242,7 @@ def _add_serve(commands: Any) -> None:
     )
     a("--no-audit", action="store_true", help="emit no audit events")
     a("--max-wait-ms", type=float, default=5000.0, help="bound of a minOffset wait")
+    a("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     a(
         "--replica-cache-size",
         type=int,
@@ -775,6 +782,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return FAILURE_EXIT
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `aclstore acls --list | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 def _one_line(message: str) -> str:
