@@ -70,6 +70,7 @@ _M_BINDINGS = b"bindings"
 _M_IGNORED = b"ignored_events"
 _M_SKIPPED = b"skipped_records"
 _M_STOPPED = b"stopped"
+_M_ANCHOR = b"anchor"
 _M_CONFIG = b"config/"
 _M_PREFIX_LEN = b"plen/"
 _M_SKIP = b"skip/"
@@ -188,6 +189,15 @@ class IndexPosition:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LogAnchor:
+    """The identity of the last record applied: the log must still show it at ``offset``."""
+
+    offset: int
+    timestamp_ms: int
+    key: bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StopRecord:
     """Where and why the replica stopped: the first record it could not apply."""
 
@@ -292,6 +302,14 @@ class AclIndex:
         )
         stored_reader = _i64(meta.get(_M_READER), self.reader_version)
         self._check_reader_version(stored_reader)
+        anchor = meta.get(_M_ANCHOR)
+        self._anchor = (
+            None
+            if anchor is None
+            else LogAnchor(
+                offset=_i64(anchor[:8], -1), timestamp_ms=_i64(anchor[8:16], -1), key=anchor[16:]
+            )
+        )
         stopped = meta.get(_M_STOPPED)
         self._stopped = StopRecord(**json.loads(stopped)) if stopped else None
         self._config = {
@@ -346,6 +364,11 @@ class AclIndex:
     @property
     def counters(self) -> IndexCounters:
         return self._counters
+
+    @property
+    def anchor(self) -> LogAnchor | None:
+        """The last log record the index applied (offset, timestamp, key), if any."""
+        return self._anchor
 
     @property
     def stopped(self) -> StopRecord | None:
@@ -486,11 +509,15 @@ class AclIndex:
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
 
-    def _commit(self, batch: IndexBatch, wb: WriteBatch, position: IndexPosition) -> None:
+    def _commit(
+        self, batch: IndexBatch, wb: WriteBatch, position: IndexPosition, anchor: LogAnchor | None
+    ) -> None:
         with self._applied:
             self._check_open()
             self._db.write(wb, self._write_opt)
             self._position = position
+            if anchor is not None:
+                self._anchor = anchor
             if batch.changed_bindings:
                 self._generation += 1
                 self._cache.clear()
@@ -650,8 +677,14 @@ class IndexBatch:
             bindings=self._bindings, ignored_events=self._ignored, skipped_records=self._skipped
         )
 
-    def commit(self, *, offset: int, timestamp_ms: int) -> IndexPosition:
-        """Write the changes and the new applied position in one ``WriteBatch``."""
+    def commit(
+        self, *, offset: int, timestamp_ms: int, anchor: LogAnchor | None = None
+    ) -> IndexPosition:
+        """Write the changes and the new applied position in one ``WriteBatch``.
+
+        ``anchor`` names the last record the batch applied, so that a restart can tell
+        whether the log still holds that very record at that offset.
+        """
         index = self._index
         meta = index._meta_cf
         wb = self._wb
@@ -669,8 +702,11 @@ class IndexBatch:
         wb.put(_M_IGNORED, _I64.pack(self._ignored), meta)
         wb.put(_M_SKIPPED, _I64.pack(self._skipped), meta)
         wb.delete(_M_STOPPED, meta)
+        if anchor is not None:
+            packed = _I64.pack(anchor.offset) + _I64.pack(anchor.timestamp_ms) + anchor.key
+            wb.put(_M_ANCHOR, packed, meta)
         position = IndexPosition(offset=offset, timestamp_ms=timestamp_ms)
-        index._commit(self, wb, position)
+        index._commit(self, wb, position, anchor)
         return position
 
 

@@ -205,7 +205,10 @@ class Replica:
             try:
                 with self._writer:
                     result = self._tailer.step()
-                    if result.records == 0 and time.monotonic() >= next_watermarks:
+                    if result.stopped is not None:
+                        # under the writer lock, so a skip recorded next is never lost
+                        self._halted_at = result.stopped.offset
+                    elif result.records == 0 and time.monotonic() >= next_watermarks:
                         self._tailer.refresh_high_watermark()
                         next_watermarks = time.monotonic() + self.settings.watermark_interval_s
                 self._log_error = None
@@ -219,8 +222,6 @@ class Replica:
             except Exception as exc:  # a bug or a RocksDB failure: stop serving
                 self._fail(exc)
                 return
-            if result.stopped is not None:
-                self._halted_at = result.stopped.offset
             self._check_ready()
 
     def _fail(self, exc: BaseException) -> None:

@@ -32,6 +32,7 @@ from replicator.index import (
     AclIndex,
     IndexBatch,
     IndexPosition,
+    LogAnchor,
     StopRecord,
     encode_fields,
 )
@@ -270,6 +271,7 @@ class Tailer:
                 f"them. {fix}",
                 applied_offset=applied, low=low, high=high,
             )
+        self._check_anchor(fix)
         max_age = self.settings.max_resume_age_ms
         if max_age is not None and applied < high - 1:
             now = int(time.time() * 1000) if now_ms is None else now_ms
@@ -282,6 +284,28 @@ class Tailer:
                     applied_offset=applied, low=low, high=high,
                 )
         return low, high
+
+    def _check_anchor(self, fix: str) -> None:
+        """The log must still show, at its offset, the last record the index applied.
+
+        Watermarks alone miss a topic recreated and refilled past the index's offset.  If
+        compaction removed the anchor record since, the check is inconclusive and passes.
+        """
+        anchor = self.index.anchor
+        if anchor is None:
+            return
+        found = self.log.read(anchor.offset, max_records=1, timeout=5.0)
+        if not found or found[0].offset != anchor.offset:
+            return
+        record = found[0]
+        if (record.key, record.timestamp_ms) != (anchor.key, anchor.timestamp_ms):
+            low, high = self.log.watermarks()
+            raise StoredOffsetOutOfRangeError(
+                f"the log record at offset {anchor.offset} (key {record.key[:60]!r}, time "
+                f"{record.timestamp_ms}) is not the one this index applied there (key "
+                f"{anchor.key[:60]!r}, time {anchor.timestamp_ms}): the log was replaced. {fix}",
+                applied_offset=self.index.position.offset, low=low, high=high,
+            )
 
     def refresh_high_watermark(self) -> int:
         self.high_watermark = self.log.watermarks()[1]
@@ -333,16 +357,21 @@ class Tailer:
             applied = record
             count += 1
         position = self.index.position
+        anchor = None if applied is None else _anchor(applied)
         if stop is not None:
             # Everything before the stopped record is applied; the gap right before it
             # (compacted offsets) is part of what is applied.
             if stop.offset - 1 > position.offset:
                 timestamp = applied.timestamp_ms if applied is not None else position.timestamp_ms
-                position = batch.commit(offset=stop.offset - 1, timestamp_ms=timestamp)
+                position = batch.commit(
+                    offset=stop.offset - 1, timestamp_ms=timestamp, anchor=anchor
+                )
             self.index.record_stop(stop)
             return StepResult(count, position, stop)
         assert applied is not None
-        position = batch.commit(offset=applied.offset, timestamp_ms=applied.timestamp_ms)
+        position = batch.commit(
+            offset=applied.offset, timestamp_ms=applied.timestamp_ms, anchor=anchor
+        )
         return StepResult(len(records), position, None)
 
     def _apply_one(self, batch: IndexBatch, record: LogRecord) -> None:
@@ -405,6 +434,10 @@ class Tailer:
                 f"the setting at offset {offset} is refused by the authorizer: {exc}. Correct it "
                 "with a new ConfigAltered event, then skip this offset explicitly",
             ) from exc
+
+
+def _anchor(record: LogRecord) -> LogAnchor:
+    return LogAnchor(offset=record.offset, timestamp_ms=record.timestamp_ms, key=record.key)
 
 
 def _key_mismatch(offset: int, key: bytes, expected: bytes) -> str:

@@ -174,7 +174,7 @@ def sigkill_loop(
     kills, mid_ingest, offsets = 0, 0, [-1]
     # The kill comes at a random moment of a window that adapts to the ingest speed, so that
     # well over ``min_kills`` kills land before the log end on a fast or a slow machine.
-    window, step_goal = 0.15, (timeline.end + 1) / (min_kills * 1.25)
+    window, step_goal = 0.05, (timeline.end + 1) / (min_kills * 1.25)
     while offsets[-1] < timeline.end:
         proc = start_child(log_spec, index_dir, batch_records)
         time.sleep(rng.uniform(0.1 * window, window))
@@ -201,7 +201,6 @@ def test_sigkilled_replica_process_restarts_to_exactly_the_replayed_log(tmp_path
         _, offsets = sigkill_loop(
             f"embedded:{tmp_path / 'log'}", log, tmp_path / "index", min_kills=20, batch_records=500
         )
-        print(f"{len(offsets) - 1} kills at offsets {offsets[1:]}")
         assert offsets[-1] == 99_999
         assert len(set(offsets[1:-1])) > 10, f"kills did not land at varied offsets: {offsets}"
     finally:
@@ -215,12 +214,12 @@ def test_sigkilled_replica_process_on_kafka(
     topic = unique_topic("sigkill")  # type: ignore[operator]
     log = KafkaChangeLog(kafka_bootstrap, topic)
     try:
-        append_events(log, random_events(random.Random(101), 20_000, names=_many_names()))
+        append_events(log, random_events(random.Random(101), 40_000, names=_many_names()))
         _, offsets = sigkill_loop(
-            f"kafka:{kafka_bootstrap}/{topic}", log, tmp_path / "index", min_kills=5,
+            f"kafka:{kafka_bootstrap}/{topic}", log, tmp_path / "index", min_kills=8,
             batch_records=500,
         )
-        assert offsets[-1] == 19_999
+        assert offsets[-1] == 39_999
     finally:
         log.close()
 
