@@ -1,6 +1,7 @@
 """The replica's RocksDB index: the live ACL bindings in a layout made for the decision rules.
 
-One column family ``acl`` holds four tables, told apart by the key's first byte::
+One column family ``acl`` holds three tables, told apart by the key's first byte
+(:mod:`replicator.keys`)::
 
     B | E                           binding by pattern   (authorize, describe by pattern)
     U | lp(principal) | rt | E      binding by principal (authorize_by_resource_type)
@@ -38,12 +39,23 @@ from typing import Any, cast
 from rocksdict import BlockBasedOptions, Options, Rdict, WriteBatch, WriteOptions
 
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
+from replicator.keys import (
+    BY_LOG_KEY,
+    BY_PATTERN,
+    BY_PRINCIPAL,
+    LITERAL,
+    PREFIXED,
+    decode_binding,
+    encode_binding,
+    lp,
+    pattern_prefix,
+    prefixed_name_length,
+    principal_key,
+)
 from store.acl import (
     WILDCARD_RESOURCE,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
     PatternType,
     ResourceType,
 )
@@ -53,14 +65,9 @@ INDEX_LAYOUT_VERSION = 1
 
 _ACL_CF = "acl"
 _META_CF = "meta"
-_U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
-_HEAD = struct.Struct(">BBI")  # resource type, pattern type, name length
 _LEN = struct.Struct(">BI")  # resource type code, name length (the prefix-length counters)
 
-_BY_PATTERN = b"B"
-_BY_PRINCIPAL = b"U"
-_BY_LOG_KEY = b"R"
 
 _M_OFFSET = b"applied_offset"
 _M_TIMESTAMP = b"applied_timestamp_ms"
@@ -75,102 +82,6 @@ _M_CONFIG = b"config/"
 _M_PREFIX_LEN = b"plen/"
 _M_SKIP = b"skip/"
 
-_RESOURCE_TYPES = {int(v): v for v in ResourceType}
-_PATTERN_TYPES = {int(v): v for v in PatternType}
-_OPERATIONS = {int(v): v for v in AclOperation}
-_PERMISSIONS = {int(v): v for v in AclPermissionType}
-_PREFIXED = int(PatternType.PREFIXED)
-_LITERAL = int(PatternType.LITERAL)
-
-
-# --- the binding encoding E ------------------------------------------------------------------
-
-
-def _lp(text: str) -> bytes:
-    raw = text.encode("utf-8", "surrogatepass")
-    return _U32.pack(len(raw)) + raw
-
-
-def pattern_prefix(resource_type: int, pattern_type: int, name: str) -> bytes:
-    """The ``B`` key prefix under which every binding of one resource pattern lives."""
-    return _BY_PATTERN + bytes((resource_type, pattern_type)) + _lp(name)
-
-
-def encode_binding(binding: AclBinding) -> bytes:
-    """``E``: the compact, order-preserving-per-pattern encoding of a binding's seven fields."""
-    return encode_fields(
-        int(binding.resource_type),
-        int(binding.pattern_type),
-        binding.name,
-        binding.principal,
-        binding.host,
-        int(binding.operation),
-        int(binding.permission_type),
-    )
-
-
-def encode_fields(
-    resource_type: int,
-    pattern_type: int,
-    name: str,
-    principal: str,
-    host: str,
-    operation: int,
-    permission_type: int,
-) -> bytes:
-    """``E`` from the seven fields as Kafka's int8 codes and strings."""
-    n = name.encode("utf-8", "surrogatepass")
-    p = principal.encode("utf-8", "surrogatepass")
-    h = host.encode("utf-8", "surrogatepass")
-    return b"".join(
-        (
-            _HEAD.pack(resource_type, pattern_type, len(n)),
-            n,
-            _U32.pack(len(p)),
-            p,
-            _U32.pack(len(h)),
-            h,
-            bytes((operation, permission_type)),
-        )
-    )
-
-
-def _read_lp(buf: bytes, pos: int) -> tuple[str, int]:
-    (size,) = _U32.unpack_from(buf, pos)
-    start = pos + 4
-    return buf[start : start + size].decode("utf-8", "surrogatepass"), start + size
-
-
-def decode_binding(buf: bytes, pos: int = 0) -> AclBinding:
-    """Inverse of :func:`encode_binding`, reading ``E`` from ``buf[pos:]``."""
-    resource_type, pattern_type = buf[pos], buf[pos + 1]
-    name, pos = _read_lp(buf, pos + 2)
-    principal, pos = _read_lp(buf, pos)
-    host, pos = _read_lp(buf, pos)
-    return AclBinding.of(
-        _RESOURCE_TYPES.get(resource_type, ResourceType.UNKNOWN),
-        name,
-        _PATTERN_TYPES.get(pattern_type, PatternType.UNKNOWN),
-        principal,
-        host,
-        _OPERATIONS.get(buf[pos], AclOperation.UNKNOWN),
-        _PERMISSIONS.get(buf[pos + 1], AclPermissionType.UNKNOWN),
-    )
-
-
-def _principal_key(enc: bytes) -> bytes:
-    """``U | lp(principal) | rt | E`` for the binding encoded as ``enc``."""
-    _, pos = _read_lp(enc, 2)  # skip the name
-    (size,) = _U32.unpack_from(enc, pos)
-    return _BY_PRINCIPAL + enc[pos : pos + 4 + size] + enc[0:1] + enc
-
-
-def _prefixed_name_length(enc: bytes) -> tuple[int, int] | None:
-    """(resource type, name length in characters) of a PREFIXED binding, else None."""
-    if enc[1] != _PREFIXED:
-        return None
-    name, _ = _read_lp(enc, 2)
-    return enc[0], len(name)
 
 
 # --- what the index reports ------------------------------------------------------------------
@@ -597,14 +508,14 @@ class IndexBatch:
         wanted = [k for k in dict.fromkeys(log_keys) if k not in self._current]
         if not wanted:
             return
-        found = cast(list[bytes | None], self._index._acl.get([_BY_LOG_KEY + k for k in wanted]))
+        found = cast(list[bytes | None], self._index._acl.get([BY_LOG_KEY + k for k in wanted]))
         for key, enc in zip(wanted, found, strict=True):
             self._current[key] = enc
 
     def _lookup(self, log_key: bytes) -> bytes | None:
         if log_key in self._current:
             return self._current[log_key]
-        enc: bytes | None = self._index._acl.get(_BY_LOG_KEY + log_key)
+        enc: bytes | None = self._index._acl.get(BY_LOG_KEY + log_key)
         self._current[log_key] = enc
         return enc
 
@@ -620,9 +531,9 @@ class IndexBatch:
         if old is not None:
             self._drop(log_key, old)
         cf = self._index._acl_cf
-        self._wb.put(_BY_LOG_KEY + log_key, enc, cf)
-        self._wb.put(_BY_PATTERN + enc, b"", cf)
-        self._wb.put(_principal_key(enc), b"", cf)
+        self._wb.put(BY_LOG_KEY + log_key, enc, cf)
+        self._wb.put(BY_PATTERN + enc, b"", cf)
+        self._wb.put(principal_key(enc), b"", cf)
         self._count_length(enc, +1)
         self._bindings += 1
         self._current[log_key] = enc
@@ -637,15 +548,15 @@ class IndexBatch:
 
     def _drop(self, log_key: bytes, enc: bytes) -> None:
         cf = self._index._acl_cf
-        self._wb.delete(_BY_LOG_KEY + log_key, cf)
-        self._wb.delete(_BY_PATTERN + enc, cf)
-        self._wb.delete(_principal_key(enc), cf)
+        self._wb.delete(BY_LOG_KEY + log_key, cf)
+        self._wb.delete(BY_PATTERN + enc, cf)
+        self._wb.delete(principal_key(enc), cf)
         self._count_length(enc, -1)
         self._bindings -= 1
         self.changed_bindings = True
 
     def _count_length(self, enc: bytes, delta: int) -> None:
-        key = _prefixed_name_length(enc)
+        key = prefixed_name_length(enc)
         if key is not None:
             self.length_deltas[key] = self.length_deltas.get(key, 0) + delta
 
@@ -752,13 +663,13 @@ class IndexView:
             iterator.next()
 
     def _pattern_keys(self, resource_type: int, name: str) -> list[bytes]:
-        keys = [pattern_prefix(resource_type, _LITERAL, name)]
+        keys = [pattern_prefix(resource_type, LITERAL, name)]
         if name != WILDCARD_RESOURCE:
-            keys.append(pattern_prefix(resource_type, _LITERAL, WILDCARD_RESOURCE))
+            keys.append(pattern_prefix(resource_type, LITERAL, WILDCARD_RESOURCE))
         for length in self._prefix_lengths.get(resource_type, ()):
             if length > len(name):
                 break
-            keys.append(pattern_prefix(resource_type, _PREFIXED, name[:length]))
+            keys.append(pattern_prefix(resource_type, PREFIXED, name[:length]))
         return keys
 
     def matching_acls(self, resource_type: ResourceType, name: str) -> tuple[AclBinding, ...]:
@@ -778,13 +689,13 @@ class IndexView:
         self, resource_type: ResourceType, principal: str
     ) -> tuple[AclBinding, ...]:
         """Every live binding of ``principal`` (exactly that string) on ``resource_type``."""
-        prefix = _BY_PRINCIPAL + _lp(principal) + bytes((int(resource_type),))
+        prefix = BY_PRINCIPAL + lp(principal) + bytes((int(resource_type),))
         skip = len(prefix)
         return tuple(decode_binding(key, skip) for key in self._scan(prefix))
 
     def bindings(self) -> Iterator[AclBinding]:
         """Every live binding, in key order (sort for Kafka's DescribeAcls order)."""
-        for key in self._scan(_BY_PATTERN):
+        for key in self._scan(BY_PATTERN):
             yield decode_binding(key, 1)
 
     def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
@@ -806,12 +717,12 @@ class IndexView:
             if pf.pattern_type.is_specific:
                 return self._pattern(rt, int(pf.pattern_type), pf.name)
             if pf.pattern_type is PatternType.ANY:
-                literal = self._pattern(rt, _LITERAL, pf.name)
-                return literal + self._pattern(rt, _PREFIXED, pf.name)
+                literal = self._pattern(rt, LITERAL, pf.name)
+                return literal + self._pattern(rt, PREFIXED, pf.name)
         if ef.principal is not None:
             if specific_type:
                 return self.acls_for_principal(pf.resource_type, ef.principal)
-            prefix = _BY_PRINCIPAL + _lp(ef.principal)
+            prefix = BY_PRINCIPAL + lp(ef.principal)
             skip = len(prefix) + 1
             return [decode_binding(k, skip) for k in self._scan(prefix)]
         return self.bindings()

@@ -33,9 +33,10 @@ from replicator.errors import (
     SkipRefusedError,
     StoredOffsetOutOfRangeError,
 )
+from replicator.fastpath import FastAclDecoder
 from replicator.index import encode_binding
 from replicator.replica import Replica, ReplicaSettings
-from replicator.tailer import FastAclDecoder, TooNewEvents
+from replicator.tailer import TooNewEvents
 from store.acl import (
     ANY_FILTER,
     AclBinding,
