@@ -198,9 +198,16 @@ class Replica:
         next_watermarks = 0.0
         while not self._closing.is_set():
             if self._halted_at is not None:
-                # Stopped at a record: wait for an operator skip (or close).
+                # Stopped at a record: wait for an operator skip (or close), and keep the
+                # log end (so the lag figure) current meanwhile.
                 self._resume.wait(0.5)
                 self._resume.clear()
+                if time.monotonic() >= next_watermarks:
+                    next_watermarks = time.monotonic() + self.settings.watermark_interval_s
+                    try:
+                        self._tailer.refresh_high_watermark()
+                    except StoreError as exc:
+                        self._log_error = exc
                 continue
             try:
                 with self._writer:

@@ -173,6 +173,7 @@ def test_a_corrupt_record_stops_the_replica_until_an_explicit_skip(
         assert str(bad) in stop.reason
         assert replica.position.offset == bad - 1
         assert not replica.ready  # it stopped before the log end it saw at start
+        wait_until(lambda: replica.status().lag == after - (bad - 1), 10, "the lag figure")
         with pytest.raises(ReplicaStoppedError) as stopped:
             replica.authorize("User:alice", "h", READ_ORDERS, min_offset=after, timeout=5)
         assert stopped.value.offset == bad
