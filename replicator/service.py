@@ -350,7 +350,7 @@ class SidecarService:
 
     def describe_acls(self, request: HttpRequest) -> Response:
         actor = self._admin_principal(request)
-        body = wire.describe_request(request.json())
+        body = wire.describe_request(request.json() if request.body.strip() else {})
         result = self.admin.describe_acls(body.acl_filter, actor=actor, host=request.address)
         self._check_min_offset(body.min_offset, result.offset)
         return Response.json(

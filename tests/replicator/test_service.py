@@ -293,6 +293,7 @@ def test_describe_and_delete_with_match_any_and_prefixed_filters(admin: StoreCli
     assert describe(resourceName="orders", patternType="LITERAL") == {
         ("TOPIC", "LITERAL", "orders"), ("GROUP", "LITERAL", "orders")}  # fmt: skip
     assert len(describe()) == 6
+    assert len(admin.call("POST", "/v1/acls/describe")["bindings"]) == 6  # no body: everything
 
     answer = admin.call("POST", "/v1/acls/delete", {"filters": [
         {**topic, "patternType": "MATCH", "principal": p},
