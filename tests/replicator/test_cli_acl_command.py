@@ -1,0 +1,124 @@
+"""kafka-acls.sh options to bindings and filters (``replicator.acl_command``), no store needed.
+
+Expected values are worked out by hand from ``AclCommand``'s rules: principals x operations x
+hosts, hosts defaulting to ``*``, ``--cluster`` as LITERAL ``kafka-cluster``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from replicator import acl_command as ac
+from store.acl import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePatternFilter,
+    ResourceType,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def opts(action: str, **values: object) -> ac.AclOptions:
+    names = {
+        "allow_principals": "allow-principal",
+        "deny_principals": "deny-principal",
+        "allow_hosts": "allow-host",
+        "deny_hosts": "deny-host",
+        "operations": "operation",
+        "list_principals": "principal",
+    }
+    explicit = frozenset(names.get(k, k.replace("_", "-")) for k, v in values.items() if v)
+    return ac.AclOptions(action=action, explicit=explicit, **values)  # type: ignore[arg-type]
+
+
+def fields(bindings: list[AclBinding]) -> set[tuple[str, ...]]:
+    return {b.fields() for b in bindings}
+
+
+def test_allow_and_deny_over_several_resources() -> None:
+    o = opts(
+        "add",
+        allow_principals=["User:a"],
+        deny_principals=[" User:b "],
+        deny_hosts=["10.0.0.9"],
+        operations=["All", "describe"],
+        topics=["t"],
+        groups=["g"],
+        cluster=True,
+    )
+    plans = ac.bindings_to_add(o)
+    assert [p.resource_type for p, _ in plans] == [
+        ResourceType.TOPIC,
+        ResourceType.CLUSTER,
+        ResourceType.GROUP,
+    ]
+    topic = fields(plans[0][1])
+    assert topic == {
+        ("TOPIC", "t", "LITERAL", "User:a", "*", "ALL", "ALLOW"),
+        ("TOPIC", "t", "LITERAL", "User:a", "*", "DESCRIBE", "ALLOW"),
+        ("TOPIC", "t", "LITERAL", "User:b", "10.0.0.9", "ALL", "DENY"),
+        ("TOPIC", "t", "LITERAL", "User:b", "10.0.0.9", "DESCRIBE", "DENY"),
+    }
+    assert {f[1] for f in fields(plans[1][1])} == {"kafka-cluster"}
+    # READ is not an operation of the CLUSTER resource: refused as kafka-acls.sh does.
+    with pytest.raises(ac.AclCommandError, match="ResourceType CLUSTER only supports operations"):
+        ac.bindings_to_add(opts("add", allow_principals=["User:a"], operations=["Read"], cluster=True))
+
+
+def test_operations_default_to_all_and_are_checked_per_resource_type() -> None:
+    ((_, bindings),) = ac.bindings_to_add(opts("add", allow_principals=["User:a"], groups=["g"]))
+    assert [b.operation for b in bindings] == [AclOperation.ALL]
+    with pytest.raises(ac.AclCommandError, match="ResourceType GROUP only supports operations"):
+        ac.bindings_to_add(opts("add", allow_principals=["User:a"], groups=["g"], operations=["Write"]))
+
+
+def test_producer_with_idempotence_and_transactional_id() -> None:
+    o = opts(
+        "add",
+        allow_principals=["User:p"],
+        producer=True,
+        idempotent=True,
+        topics=["t"],
+        transactional_ids=["tx"],
+        resource_pattern_type="prefixed",
+    )
+    got = fields([b for _, bindings in ac.bindings_to_add(o) for b in bindings])
+    assert got == {
+        ("TOPIC", "t", "PREFIXED", "User:p", "*", "WRITE", "ALLOW"),
+        ("TOPIC", "t", "PREFIXED", "User:p", "*", "DESCRIBE", "ALLOW"),
+        ("TOPIC", "t", "PREFIXED", "User:p", "*", "CREATE", "ALLOW"),
+        ("TRANSACTIONAL_ID", "tx", "PREFIXED", "User:p", "*", "WRITE", "ALLOW"),
+        ("TRANSACTIONAL_ID", "tx", "PREFIXED", "User:p", "*", "DESCRIBE", "ALLOW"),
+        # kafka-acls.sh adds the cluster resource only for LITERAL, but --idempotent always
+        # adds IDEMPOTENT_WRITE on the LITERAL kafka-cluster.
+        ("CLUSTER", "kafka-cluster", "LITERAL", "User:p", "*", "IDEMPOTENT_WRITE", "ALLOW"),
+    }
+
+
+def test_remove_without_principals_is_one_filter_per_resource_and_asks_first() -> None:
+    (plan,) = ac.remove_plans(opts("remove", topics=["t"], resource_pattern_type="match"))
+    assert plan.filters == [
+        AclBindingFilter(
+            pattern_filter=ResourcePatternFilter(
+                resource_type=ResourceType.TOPIC, name="t", pattern_type=PatternType.MATCH
+            )
+        )
+    ]
+    assert plan.confirmation() == (
+        "Are you sure you want to delete all ACLs for resource filter "
+        "`ResourcePattern(resourceType=TOPIC, name=t, patternType=MATCH)`? (y/n)"
+    )
+    (plan,) = ac.remove_plans(opts("remove", topics=["t"], deny_principals=["User:x"], operations=["Write"]))
+    (only,) = plan.filters
+    assert only.entry_filter.principal == "User:x"
+    assert only.entry_filter.permission_type is AclPermissionType.DENY
+
+
+def test_list_filters() -> None:
+    assert ac.list_filters(opts("list")) == [AclBindingFilter()]
+    (f,) = ac.list_filters(opts("list", topics=["*"]))
+    assert (f.pattern_filter.name, f.pattern_filter.pattern_type) == ("*", PatternType.LITERAL)
