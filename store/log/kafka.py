@@ -121,7 +121,9 @@ class KafkaLogSettings:
             "group.id": f"aclstore-unused-{uuid.uuid4().hex}",  # required; never joined
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
-            "auto.offset.reset": "earliest",
+            # A fetch position the log no longer has must be loud, never a silent jump: the
+            # reader maps the resulting error to LogOffsetOutOfRangeError.
+            "auto.offset.reset": "error",
             "fetch.wait.max.ms": self.fetch_wait_max_ms,
             "logger": _log,
         }
@@ -314,13 +316,15 @@ class KafkaChangeLog:
         with self._read_lock:
             consumer = self._reader()
             if from_offset != self._position:
-                _, high = self.watermarks(timeout=max(timeout, 5.0))
+                low, high = self.watermarks(timeout=max(timeout, 5.0))
                 if from_offset > high:
                     raise LogOffsetOutOfRangeError(
                         f"offset {from_offset} is beyond the end of {self} (next offset {high}): "
                         "the topic was recreated or is another log; rebuild from its start"
                     )
-                consumer.assign([TopicPartition(self.topic, PARTITION, from_offset)])
+                # Offsets below the log start are gone like compacted ones: start at the log
+                # start (callers that must not miss them compare with watermarks first).
+                consumer.assign([TopicPartition(self.topic, PARTITION, max(from_offset, low))])
                 self._position = from_offset
             out: list[LogRecord] = []
             deadline = time.monotonic() + timeout
@@ -345,6 +349,12 @@ class KafkaChangeLog:
     def _take(self, msg: Any, from_offset: int, out: list[LogRecord]) -> None:
         error = msg.error()
         if error is not None:
+            if error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
+                self._position = None  # reposition on the next read
+                raise LogOffsetOutOfRangeError(
+                    f"{self} no longer has the offsets this reader was fetching ({error}): the "
+                    "topic was recreated or truncated; rebuild from the compacted log"
+                )
             if error.fatal():
                 raise LogUnavailableError(f"{self} reader failed: {error}")
             _log.debug("transient read error on %s: %s", self.topic, error)

@@ -26,6 +26,7 @@ from store.log import (
     KafkaChangeLog,
     KafkaLogSettings,
     LogConfigError,
+    LogOffsetOutOfRangeError,
     LogRecord,
     LogUnavailableError,
 )
@@ -260,3 +261,31 @@ def test_an_existing_topic_that_is_not_a_change_log_is_refused(
         LogConfigError, match=r"needs exactly 1 partition and cleanup\.policy=compact"
     ):
         KafkaChangeLog(kafka_bootstrap, topic)
+
+
+def test_a_topic_recreated_under_a_tailing_reader_is_loud_not_a_silent_jump(
+    kafka_bootstrap: str, unique_topic: Callable[[str], str]
+) -> None:
+    topic = unique_topic("recreated")
+    writer = KafkaChangeLog(kafka_bootstrap, topic, FAST_COMPACTION)
+    reader = KafkaChangeLog(kafka_bootstrap, topic, FAST_COMPACTION)
+    try:
+        writer.append([(f"k{i}".encode(), b"v") for i in range(6)])
+        assert [r.offset for r in read_all(reader)] == list(range(6))
+        writer.close()
+        admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+        admin.delete_topics([topic])[topic].result(timeout=30)
+        deadline = time.monotonic() + 30
+        while topic in admin.list_topics(timeout=10).topics and time.monotonic() < deadline:
+            time.sleep(0.2)
+        writer = KafkaChangeLog(kafka_bootstrap, topic, FAST_COMPACTION)  # recreates the topic
+        writer.append([(b"new", b"v")])
+        # The reader is positioned at offset 6, which the new topic does not have: it must say
+        # so, not deliver offset 0 of the new topic or silently wait past it.
+        with pytest.raises(LogOffsetOutOfRangeError, match="rebuild"):
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                reader.read(6, timeout=1.0)
+    finally:
+        writer.close()
+        reader.close()
