@@ -15,7 +15,6 @@ On the real broker (``KAFKA_BOOTSTRAP_SERVERS``, else a LocalKafka started here)
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -23,8 +22,6 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +29,7 @@ from bench.report import Target, figure, percentile
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.codec import codec_named, event_key
 from store.events import AclCreated
+from store.runtime.kafka_process import bootstrap_or_local_broker
 
 _OPS = (AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE, AclOperation.ALTER)
 
@@ -47,23 +45,6 @@ def bench_binding(i: int) -> AclBinding:
         _OPS[i % 4],
         AclPermissionType.DENY if i % 7 == 0 else AclPermissionType.ALLOW,
     )
-
-
-@contextmanager
-def kafka_bootstrap() -> Iterator[str]:
-    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-    if external:
-        yield external
-        return
-    from store.runtime.kafka_process import LocalKafka
-
-    with tempfile.TemporaryDirectory(prefix="bench-replica-kafka-") as workdir:
-        broker = LocalKafka(Path(workdir), heap="1g")
-        broker.start()
-        try:
-            yield broker.bootstrap_servers
-        finally:
-            broker.stop()
 
 
 def prefill(bootstrap: str, topic: str, count: int) -> float:
@@ -225,7 +206,10 @@ def run(quick: bool) -> list[Target]:
     count = 100_000 if quick else 1_000_000
     samples = 150 if quick else 400
     print(f"replica bench: {count} bindings, {samples} visibility samples", flush=True)
-    with kafka_bootstrap() as bootstrap, tempfile.TemporaryDirectory(prefix="bench-rep-") as tmp:
+    with (
+        bootstrap_or_local_broker("bench-replica", heap="1g") as bootstrap,
+        tempfile.TemporaryDirectory(prefix="bench-rep-") as tmp,
+    ):
         work = Path(tmp)
         topic = f"bench-replica-{uuid.uuid4().hex[:8]}"
         figure("prefill (raw batched producer)", prefill(bootstrap, topic, count), "events/s")

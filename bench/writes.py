@@ -11,18 +11,15 @@ authorization of the caller, encoding, the append acknowledged by the log) on th
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 from bench.report import Target, figure, percentile
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.admin import AclAdmin
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog
+from store.runtime.kafka_process import bootstrap_or_local_broker
 
 ADMIN = "User:bench-admin"
 _OPS = [AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE, AclOperation.CREATE]
@@ -36,28 +33,9 @@ def bindings(prefix: str, count: int) -> list[AclBinding]:
         rt = ResourceType.GROUP if i % 3 == 0 else ResourceType.TOPIC
         perm = AclPermissionType.DENY if i % 7 == 0 else AclPermissionType.ALLOW
         out.append(
-            AclBinding.of(
-                rt, f"{prefix}-{i // 4}", pattern, f"User:app-{i % 97}", "*", _OPS[i % 4], perm
-            )
+            AclBinding.of(rt, f"{prefix}-{i // 4}", pattern, f"User:app-{i % 97}", "*", _OPS[i % 4], perm)
         )
     return out
-
-
-@contextmanager
-def kafka_bootstrap() -> Iterator[str]:
-    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-    if external:
-        yield external
-        return
-    from store.runtime.kafka_process import LocalKafka
-
-    with tempfile.TemporaryDirectory(prefix="bench-writes-kafka-") as workdir:
-        broker = LocalKafka(Path(workdir))
-        broker.start()
-        try:
-            yield broker.bootstrap_servers
-        finally:
-            broker.stop()
 
 
 def measure_batched(log: ChangeLog, total: int, batch: int) -> float:
@@ -108,7 +86,7 @@ def run(quick: bool) -> list[Target]:
     ):
         run_on("embedded", embedded, total, batch, singles)
     topic = f"bench-writes-{uuid.uuid4().hex[:8]}"
-    with kafka_bootstrap() as bootstrap, KafkaChangeLog(bootstrap, topic) as kafka:
+    with bootstrap_or_local_broker("bench-writes") as bootstrap, KafkaChangeLog(bootstrap, topic) as kafka:
         rate, p99 = run_on("kafka", kafka, total, batch, singles)
     return [
         Target("create_batched", rate, "bindings/s", 20_000),

@@ -9,13 +9,15 @@ data directory, which is what a broker-restart test needs.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -248,3 +250,19 @@ class LocalKafka:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def bootstrap_or_local_broker(label: str, *, heap: str = "768m") -> Iterator[str]:
+    """``KAFKA_BOOTSTRAP_SERVERS`` when set, else a LocalKafka in a temporary folder.
+
+    For benchmarks and tools that need a real broker for the length of one ``with`` block.
+    """
+    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if external:
+        yield external
+        return
+    with tempfile.TemporaryDirectory(prefix=f"{label}-kafka-") as workdir, LocalKafka(
+        Path(workdir), heap=heap
+    ) as broker:
+        yield broker.bootstrap_servers
