@@ -47,13 +47,15 @@ def _pin(pid: int, cpu: int) -> int | None:
 class _Server:
     def __init__(self, data_dir: Path) -> None:
         aclstore = Path(sys.executable).with_name("aclstore")
-        self.process = subprocess.Popen(
-            [str(aclstore), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        # The banner on stdout; the node's log lines in a file beside its data directory.
+        with (data_dir.parent / "serve.log").open("w") as log:
+            self.process = subprocess.Popen(
+                [str(aclstore), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir)],
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
         # Pinning is optional: on a shared machine, a pinned node competes with whatever else
         # runs on that CPU.  The node's CPU time is measured either way ("on one core").
         self.cpu = _pin(self.process.pid, 0) if os.environ.get("ACLSTORE_BENCH_PIN") else None
@@ -61,7 +63,8 @@ class _Server:
         banner = [self.process.stdout.readline() for _ in range(6)]
         if " serving " not in banner[0]:
             self.stop()
-            raise RuntimeError("aclstore serve did not start:\n" + "".join(banner))
+            logged = (data_dir.parent / "serve.log").read_text()
+            raise RuntimeError("aclstore serve did not start:\n" + "".join(banner) + logged)
         self.url = banner[0].split(" serving ")[1].strip()
         self.port = int(self.url.rsplit(":", 1)[1])
         token_file = data_dir / "admin.properties"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import logging
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ DEFAULT_LISTEN: Final = "127.0.0.1:9096"
 DEFAULT_TOPIC: Final = "aclstore-acls"
 DEFAULT_ADMIN_PRINCIPAL: Final = "User:admin"
 AUDIT_RETENTION_MS: Final = 7 * 24 * 3600 * 1000
+_log = logging.getLogger("aclstore.node")
 REPLICA_CACHE_SIZE: Final = 65_536
 """Resources whose applicable bindings the replica keeps in memory (LRU, emptied by every
 applied change): a broker asks about the same topics again and again, and a miss costs a few
@@ -264,7 +266,9 @@ def _ensure_audit_topic(bootstrap_servers: str, topic: str, replication_factor: 
     from confluent_kafka.admin import AdminClient
     from confluent_kafka.cimpl import NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    # librdkafka's own lines go to Python logging (as the change log's clients do).
+    conf: dict[str, Any] = {"bootstrap.servers": bootstrap_servers, "logger": _log}
+    admin = AdminClient(conf)
     new = NewTopic(
         topic,
         num_partitions=1,

@@ -388,14 +388,15 @@ def test_an_unreachable_store_and_acl_store_url(
 def test_serve_prints_where_it_listens_and_stops_on_sigterm(tmp_path: Path) -> None:
     """The console script as a user runs it (``make serve`` runs exactly this)."""
     aclstore = Path(sys.executable).with_name("aclstore")
-    process = subprocess.Popen(
-        [str(aclstore), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    with (tmp_path / "serve.log").open("w") as log:
+        process = subprocess.Popen(
+            [str(aclstore), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data")],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     try:
         assert process.stdout is not None
         lines = [process.stdout.readline() for _ in range(6)]

@@ -110,18 +110,24 @@ def test_the_dockerfile_copies_what_exists_and_runs_the_cli() -> None:
 
 
 def _start(command: list[str], tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start ``aclstore <command>``: its banner on stdout, its log lines in a file."""
     aclstore = Path(sys.executable).with_name("aclstore")
-    process = subprocess.Popen(
-        [str(aclstore), *command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    log = tmp_path / "serve.log"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            [str(aclstore), *command],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     assert process.stdout is not None
     first = process.stdout.readline()
-    assert " serving " in first, first + process.stdout.read()
+    if " serving " not in first:
+        process.kill()
+        process.wait(timeout=20)
+        raise AssertionError(f"aclstore did not start: {first!r}\n{log.read_text()}")
     return process, first.split(" serving ")[1].strip()
 
 
