@@ -14,7 +14,7 @@ import contextlib
 import ipaddress
 import logging
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -178,7 +178,11 @@ class Node:
         replica_log = admin_log if not s.bootstrap_servers else self._open_log(create=False)
         super_users = super_users_text(s.all_super_users)
         local = {**s.replica.local_config, SUPER_USERS_CONFIG: super_users}
-        replica_settings = _with_local_config(s.replica, local)
+        replica_settings = replace(
+            s.replica,
+            local_config=local,
+            max_resume_age_ms=_resume_age_bound(s.replica, replica_log),
+        )
         self.replica = Replica.open(self.data_dir / "index", replica_log, replica_settings)
         self.admin = AclAdmin(admin_log, super_users=s.all_super_users)
         if s.audit is not None:
@@ -254,10 +258,22 @@ class Node:
         self.stop()
 
 
-def _with_local_config(settings: ReplicaSettings, local: dict[str, str]) -> ReplicaSettings:
-    values = {name: getattr(settings, name) for name in settings.__dataclass_fields__}
-    values["local_config"] = local
-    return ReplicaSettings(**values)
+def _resume_age_bound(settings: ReplicaSettings, log: ChangeLog) -> int | None:
+    """How stale an index may be and still resume without missing a DELETE.
+
+    A deleted binding's ``AclDeleted`` event is kept for ``min.compaction.lag.ms`` and its
+    tombstone for ``delete.retention.ms`` after that; an index whose last applied record is
+    older than both together may have missed a delete, so it must rebuild instead of resuming
+    (the tailer says so).  An explicit ``max_resume_age_ms`` wins.
+    """
+    if settings.max_resume_age_ms is not None:
+        return settings.max_resume_age_ms
+    log_settings = getattr(log, "settings", None)
+    lag = getattr(log_settings, "min_compaction_lag_ms", None)
+    retention = getattr(log_settings, "delete_retention_ms", None)
+    if isinstance(lag, int) and isinstance(retention, int):
+        return lag + retention
+    return None
 
 
 def _ensure_audit_topic(bootstrap_servers: str, topic: str, replication_factor: int) -> None:
