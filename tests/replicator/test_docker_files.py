@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from replicator.cli import build_parser
+from replicator.cli.serve import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
@@ -84,7 +85,7 @@ def test_compose_commands_are_commands_of_the_cli() -> None:
     parser = build_parser()
     for name in SIDECARS:
         args = parser.parse_args(services[name]["command"])
-        assert args.handler.__name__ == "_serve"
+        assert args.handler is serve
     jobs = services["jobs"]
     assert jobs["entrypoint"] == ["python"] and jobs["command"][0] == "-m"
     assert importlib.util.find_spec(jobs["command"][1]) is not None
@@ -103,7 +104,7 @@ def test_the_dockerfile_copies_what_exists_and_runs_the_cli() -> None:
     entry = [json.loads(args) for op, args in instructions if op == "ENTRYPOINT"]
     cmd = [json.loads(args) for op, args in instructions if op == "CMD"]
     assert entry[0] == ["aclstore"]
-    assert build_parser().parse_args(cmd[0]).handler.__name__ == "_serve"
+    assert build_parser().parse_args(cmd[0]).handler is serve
     healthcheck = next(args for op, args in instructions if op == "HEALTHCHECK")
     assert "/readyz" in healthcheck
     assert entry[1] == ["python"] and importlib.util.find_spec(cmd[1][1]) is not None

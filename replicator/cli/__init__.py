@@ -1,0 +1,70 @@
+"""The ``aclstore`` command line.
+
+* ``aclstore serve``: run a node (admin API + replica + sidecar API), by default on the embedded
+  log under ``./aclstore-data``, listening on ``127.0.0.1:9096``.
+* ``aclstore acls``: ``kafka-acls.sh`` against a store (``--add``, ``--remove``, ``--list``
+  with the same options and habits, :mod:`replicator.acl_command`).
+* ``aclstore authorize``: ask a node for decisions as a broker would.
+* ``aclstore configs``: ``kafka-configs.sh``-style describe/alter of the store's settings.
+* ``aclstore status``, ``aclstore credentials create``, ``aclstore dev kafka`` (a real local
+  KRaft broker on loopback from Maven Central jars, for trying aclstore without Docker).
+
+Errors are one line on stderr and a non-zero exit code: 2 for a command line or configuration
+that cannot work, 1 when the store refused or failed.  ``--format json`` prints one JSON
+document that includes the log offset the answer reflects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from replicator.cli import acls, authorize, configs, credentials, dev, serve, status
+from replicator.cli.common import FAILURE_EXIT, USAGE_EXIT, Parser, __version__
+from replicator.cli.configs import parse_add_config
+from store.errors import InvalidConfigError, InvalidRequestError, StoreError
+
+__all__ = ["FAILURE_EXIT", "USAGE_EXIT", "__version__", "build_parser", "main", "parse_add_config"]
+
+# In the order ``aclstore --help`` lists them.
+_COMMANDS = (serve, acls, authorize, configs, status, credentials, dev)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="aclstore", description="An event-sourced Apache Kafka ACL store with replicas."
+    )
+    parser.add_argument("--version", action="version", version=f"aclstore {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for command in _COMMANDS:
+        command.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(handler(args))
+    except (InvalidRequestError, InvalidConfigError) as exc:
+        print(f"error: {_one_line(exc.message)}", file=sys.stderr)
+        return USAGE_EXIT
+    except StoreError as exc:
+        print(f"error: {_one_line(exc.message)}", file=sys.stderr)
+        return FAILURE_EXIT
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `aclstore acls --list | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())

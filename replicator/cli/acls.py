@@ -1,0 +1,209 @@
+"""``aclstore acls``: kafka-acls.sh's ``--add``, ``--remove`` and ``--list`` against a store.
+
+The option rules, the bindings and filters they stand for and Kafka's texts live in
+:mod:`replicator.acl_command`; this module reads the command line and talks to the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from replicator import acl_command as ac
+from replicator.cli.common import (
+    FAILURE_EXIT,
+    add_client_options,
+    add_resource_options,
+    store_client,
+)
+from replicator.cli.output import failed_results, print_json, print_offset
+from replicator.client import StoreClient
+from replicator.http.wire import binding_from_json, binding_json, filter_json
+from store.acl import AclBinding, AclBindingFilter
+
+
+def _acl_options(args: argparse.Namespace) -> ac.AclOptions:
+    action = "add" if args.add else "remove" if args.remove else "list" if args.list else None
+    if [args.add, args.remove, args.list].count(True) != 1 or action is None:
+        raise ac.AclCommandError(
+            "Command must include exactly one action: --list, --add, --remove."
+        )
+    presence = {
+        "producer": args.producer, "consumer": args.consumer,
+        "allow-host": args.allow_host, "allow-principal": args.allow_principal,
+        "deny-host": args.deny_host, "deny-principal": args.deny_principal,
+        "operation": args.operation, "principal": args.principal,
+    }  # fmt: skip
+    return ac.AclOptions(
+        action=action,
+        topics=args.topic or (),
+        groups=args.group or (),
+        cluster=args.cluster,
+        transactional_ids=args.transactional_id or (),
+        delegation_tokens=args.delegation_token or (),
+        user_principals=args.user_principal or (),
+        resource_pattern_type=args.resource_pattern_type,
+        operations=args.operation or (),
+        allow_principals=args.allow_principal or (),
+        deny_principals=args.deny_principal or (),
+        allow_hosts=args.allow_host or (),
+        deny_hosts=args.deny_host or (),
+        list_principals=args.principal or (),
+        producer=args.producer,
+        consumer=args.consumer,
+        idempotent=args.idempotent,
+        explicit=frozenset(name for name, given in presence.items() if given),
+    )
+
+
+def acls(args: argparse.Namespace) -> int:
+    options = _acl_options(args)
+    ac.check_args(options)
+    with store_client(args) as client:
+        if options.action == "add":
+            return _acls_add(client, options, args.format)
+        if options.action == "remove":
+            return _acls_remove(client, options, args.format, force=args.force)
+        return _acls_list(client, options, args.format)
+
+
+def _describe(client: StoreClient, acl_filter: Any) -> tuple[list[AclBinding], int]:
+    answer = client.call("POST", "/v1/acls/describe", {"filter": filter_json(acl_filter)})
+    return [binding_from_json(b) for b in answer["bindings"]], int(answer["offset"])
+
+
+def _acls_add(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
+    plans = ac.bindings_to_add(options)
+    if fmt == "json":
+        everything = [binding_json(b) for _, bindings in plans for b in bindings]
+        answer = client.call("POST", "/v1/acls", {"bindings": everything})
+        print_json(answer)
+        return FAILURE_EXIT if any(r["error"] for r in answer["results"]) else 0
+    new: list[AclBinding] = []
+    for pattern, bindings in plans:
+        existing, _ = _describe(client, AclBindingFilter(pattern_filter=pattern.to_filter()))
+        fresh = [b for b in bindings if b not in existing]
+        for b in bindings:
+            if b in existing:
+                print(f"Acl {ac.binding_text(b)} already exists.")
+        if fresh:
+            listed = "\n".join(f"\t{ac.entry_text(b.entry)}" for b in fresh)
+            print(f"Adding ACLs for resource `{ac.pattern_text(pattern)}`: \n {listed}\n")
+            new.extend(fresh)
+    if not new:
+        return 0
+    answer = client.call("POST", "/v1/acls", {"bindings": [binding_json(b) for b in new]})
+    failed = failed_results(answer)
+    for r in failed:
+        b = binding_from_json(r["binding"])
+        print(
+            f"error: could not add {ac.binding_text(b)}: {r['error']['message']}", file=sys.stderr
+        )
+    print_offset(answer["offset"])
+    return FAILURE_EXIT if failed else 0
+
+
+def _confirm(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise ac.AclCommandError(
+            "refusing to remove ACLs without confirmation: stdin is not a terminal; pass --force"
+        )
+    print(question)
+    return input().strip().lower() == "y"
+
+
+def _acls_remove(client: StoreClient, options: ac.AclOptions, fmt: str, *, force: bool) -> int:
+    filters = []
+    for plan in ac.remove_plans(options):
+        if force or _confirm(plan.confirmation()):
+            filters.extend(plan.filters)
+    if not filters:
+        return 0
+    answer = client.call("POST", "/v1/acls/delete", {"filters": [filter_json(f) for f in filters]})
+    if fmt == "json":
+        print_json(answer)
+    failed = failed_results(answer)
+    for r in failed:
+        print(f"error: {r['error']['message']}", file=sys.stderr)
+    if fmt == "table":
+        deleted = [binding_from_json(b) for r in answer["results"] for b in r["deleted"]]
+        unique = list(dict.fromkeys(deleted))
+        print(f"Removed {len(unique)} ACL(s):")
+        for b in sorted(unique):
+            print(f"\t{ac.binding_text(b)}")
+        print_offset(answer["offset"])
+    return FAILURE_EXIT if failed else 0
+
+
+def _acls_list(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
+    found: dict[AclBinding, None] = {}
+    offset = -1
+    for acl_filter in ac.list_filters(options):
+        bindings, reached = _describe(client, acl_filter)
+        found.update(dict.fromkeys(bindings))
+        offset = max(offset, reached)
+    principals = ac.list_principals(options)
+    bindings = sorted(found)
+    if fmt == "json":
+        shown = [b for b in bindings if not principals or b.principal in principals]
+        print_json({"bindings": [binding_json(b) for b in shown], "offset": offset})
+        return 0
+    if not principals:
+        text = ac.resource_acls_text(ac.group_by_pattern(bindings))
+        if text:
+            print(text)
+    for principal in principals:
+        print(f"ACLs for principal `{principal}`")
+        text = ac.resource_acls_text(
+            ac.group_by_pattern(b for b in bindings if b.principal == principal)
+        )
+        if text:
+            print(text)
+    print_offset(offset)
+    return 0
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "acls", help="add, remove and list ACLs (kafka-acls.sh options)",
+        description="Manage ACLs with kafka-acls.sh's options: one of --add, --remove, --list.",
+    )  # fmt: skip
+    add_client_options(parser)
+    a = parser.add_argument_group("action").add_argument
+    a("--add", action="store_true", help="add ACLs")
+    a("--remove", action="store_true", help="remove ACLs")
+    a("--list", action="store_true", help="list ACLs")
+    add_resource_options(parser)
+    e = parser.add_argument_group("entries").add_argument
+    e(
+        "--resource-pattern-type",
+        default="literal",
+        metavar="literal|prefixed|any|match",
+        help="pattern type, or for --list/--remove the filters any and match (default: literal)",
+    )
+    e("--operation", action="append", help="operation (Read, Write, ... default All); repeatable")
+    e("--allow-principal", action="append", metavar="PRINCIPAL", help="Type:name; repeatable")
+    e("--deny-principal", action="append", metavar="PRINCIPAL", help="Type:name; repeatable")
+    e(
+        "--allow-host",
+        action="append",
+        metavar="HOST",
+        help="IP address (default * with a principal)",
+    )
+    e(
+        "--deny-host",
+        action="append",
+        metavar="HOST",
+        help="IP address (default * with a principal)",
+    )
+    e("--principal", action="append", help="with --list: only this principal's ACLs; repeatable")
+    e("--producer", action="store_true", help="producer role: WRITE, DESCRIBE, CREATE on topics")
+    e(
+        "--consumer",
+        action="store_true",
+        help="consumer role: READ, DESCRIBE on topics, READ on group",
+    )
+    e("--idempotent", action="store_true", help="with --producer: IDEMPOTENT_WRITE on the cluster")
+    e("--force", action="store_true", help="do not ask before removing")
+    parser.set_defaults(handler=acls)  # fmt: skip

@@ -1,0 +1,63 @@
+"""What every ``aclstore`` command shares: exit codes, the parser class, the store options."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from replicator.client import URL_ENV, ClientConfig, StoreClient
+
+
+def _version() -> str:
+    # Not ``store.__version__``: under pytest the folder tests/store can shadow the package.
+    try:
+        return importlib.metadata.version("aclstore")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+__version__ = _version()
+USAGE_EXIT = 2
+FAILURE_EXIT = 1
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with errors as one line (``error: ...``) and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(USAGE_EXIT)
+
+
+def store_client(args: argparse.Namespace) -> StoreClient:
+    """The store client the ``--store`` and ``--command-config`` options name."""
+    config = ClientConfig.resolve(store=args.store, command_config=args.command_config)
+    return StoreClient(config)
+
+
+def add_client_options(parser: argparse.ArgumentParser, *, prints: bool = True) -> None:
+    group = parser.add_argument_group("store")
+    group.add_argument(
+        "--store", metavar="URL", help=f"the node's URL (default: ${URL_ENV}, then the "
+        "command config's aclstore.url, then http://127.0.0.1:9096)",
+    )  # fmt: skip
+    group.add_argument(
+        "--command-config", metavar="FILE", type=Path,
+        help="properties file with the caller's credential (e.g. <data-dir>/admin.properties)",
+    )  # fmt: skip
+    if prints:
+        group.add_argument("--format", choices=("table", "json"), default="table")
+
+
+def add_resource_options(parser: argparse.ArgumentParser) -> None:
+    """kafka-acls.sh's resource options, shared by ``acls`` and ``authorize``."""
+    r = parser.add_argument_group("resources").add_argument
+    r("--topic", action="append", help="topic ('*' for all topics); repeatable")
+    r("--group", action="append", help="consumer group ('*' for all); repeatable")
+    r("--cluster", action="store_true", help="the cluster resource")
+    r("--transactional-id", action="append", help="transactional id ('*' for all); repeatable")
+    r("--delegation-token", action="append", help="delegation token id ('*' for all); repeatable")
+    r("--user-principal", action="append", help="a user principal as the resource (CreateTokens)")
