@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -51,6 +52,18 @@ def run(node: Node, capsys: pytest.CaptureFixture[str]) -> Run:
     return invoke
 
 
+def ok(run: Run, command_line: str, *, auth: bool = True) -> str:
+    """Run ``aclstore <command_line>`` (split as a shell would), assert it succeeded, return stdout."""
+    code, out, err = run(*shlex.split(command_line), auth=auth)
+    assert code == 0, err
+    return out
+
+
+def configs_described(run: Run) -> dict[str, str]:
+    out = ok(run, "configs --describe --format json")
+    return {c["name"]: c["value"] for c in json.loads(out)["configs"]}
+
+
 def listed(run: Run, *args: str) -> set[tuple[str, ...]]:
     code, out, err = run("acls", "--list", "--format", "json", *args)
     assert code == 0, err
@@ -69,25 +82,12 @@ def listed(run: Run, *args: str) -> set[tuple[str, ...]]:
 
 
 def test_the_docs_add_examples(run: Run) -> None:
-    code, out, err = run(
-        "acls",
-        "--add",
-        "--allow-principal",
-        "User:Bob",
-        "--allow-principal",
-        "User:Alice",
-        "--allow-host",
-        "198.51.100.0",
-        "--allow-host",
-        "198.51.100.1",
-        "--operation",
-        "Read",
-        "--operation",
-        "Write",
-        "--topic",
-        "Test-topic",
+    out = ok(
+        run,
+        "acls --add --allow-principal User:Bob --allow-principal User:Alice "
+        "--allow-host 198.51.100.0 --allow-host 198.51.100.1 --operation Read --operation Write "
+        "--topic Test-topic",
     )
-    assert code == 0, err
     assert (
         "Adding ACLs for resource `ResourcePattern(resourceType=TOPIC, name=Test-topic, patternType=LITERAL)`"
         in out
@@ -99,80 +99,31 @@ def test_the_docs_add_examples(run: Run) -> None:
         for op in ("READ", "WRITE")
     }
     assert listed(run, "--topic", "Test-topic") == expected
-    code, out, err = run(
-        "acls",
-        "--add",
-        "--allow-principal",
-        "User:*",
-        "--allow-host",
-        "*",
-        "--deny-principal",
-        "User:BadBob",
-        "--deny-host",
-        "198.51.100.3",
-        "--operation",
-        "Read",
-        "--topic",
-        "Test-topic",
+    ok(
+        run,
+        "acls --add --allow-principal 'User:*' --allow-host '*' --deny-principal User:BadBob "
+        "--deny-host 198.51.100.3 --operation Read --topic Test-topic",
     )
-    assert code == 0, err
     expected |= {
         ("TOPIC", "Test-topic", "LITERAL", "User:*", "*", "READ", "ALLOW"),
         ("TOPIC", "Test-topic", "LITERAL", "User:BadBob", "198.51.100.3", "READ", "DENY"),
     }
     assert listed(run, "--topic", "Test-topic") == expected
     # Adding the same again writes nothing and says so, as kafka-acls.sh does.
-    code, out, _ = run(
-        "acls", "--add", "--allow-principal", "User:*", "--operation", "Read", "--topic", "Test-topic"
-    )
-    assert code == 0 and "already exists" in out and "Adding ACLs" not in out
+    out = ok(run, "acls --add --allow-principal 'User:*' --operation Read --topic Test-topic")
+    assert "already exists" in out and "Adding ACLs" not in out
 
 
 def test_producer_consumer_prefixed_match_and_remove(run: Run) -> None:
-    assert (
-        run(
-            "acls",
-            "--add",
-            "--allow-principal",
-            "User:Jane",
-            "--producer",
-            "--topic",
-            "Test-",
-            "--resource-pattern-type",
-            "prefixed",
-        )[0]
-        == 0
+    ok(
+        run,
+        "acls --add --allow-principal User:Jane --producer --topic Test- --resource-pattern-type prefixed",
     )
-    assert (
-        run(
-            "acls",
-            "--add",
-            "--allow-principal",
-            "User:Alice",
-            "--consumer",
-            "--topic",
-            "Test-topic",
-            "--group",
-            "Group-1",
-        )[0]
-        == 0
-    )
-    assert (
-        run(
-            "acls",
-            "--add",
-            "--allow-principal",
-            "User:Peter",
-            "--allow-host",
-            "198.51.200.1",
-            "--producer",
-            "--topic",
-            "*",
-            "--idempotent",
-            "--transactional-id",
-            "tx",
-        )[0]
-        == 0
+    ok(run, "acls --add --allow-principal User:Alice --consumer --topic Test-topic --group Group-1")
+    ok(
+        run,
+        "acls --add --allow-principal User:Peter --allow-host 198.51.200.1 --producer --topic '*' "
+        "--idempotent --transactional-id tx",
     )
     jane = {
         ("TOPIC", "Test-", "PREFIXED", "User:Jane", "*", op, "ALLOW")
@@ -202,107 +153,46 @@ def test_producer_consumer_prefixed_match_and_remove(run: Run) -> None:
     )
     assert listed(run, "--topic", "Test-", "--resource-pattern-type", "any") == jane
     assert listed(run, "--principal", "User:Jane") == jane
-    code, out, _ = run("acls", "--list", "--principal", "User:Jane")
-    assert code == 0 and "ACLs for principal `User:Jane`" in out and "name=Test-, patternType=PREFIXED" in out
+    out = ok(run, "acls --list --principal User:Jane")
+    assert "ACLs for principal `User:Jane`" in out and "name=Test-, patternType=PREFIXED" in out
     # The docs' removal of the prefixed producer ACLs ("Prefixed", any letter case).
-    code, out, err = run(
-        "acls",
-        "--remove",
-        "--allow-principal",
-        "User:Jane",
-        "--producer",
-        "--topic",
-        "Test-",
-        "--resource-pattern-type",
-        "Prefixed",
-        "--force",
-        "--format",
-        "json",
+    out = ok(
+        run,
+        "acls --remove --allow-principal User:Jane --producer --topic Test- "
+        "--resource-pattern-type Prefixed --force --format json",
     )
-    assert code == 0, err
     answer = json.loads(out)
     assert isinstance(answer["offset"], int)
     assert sum(len(r["deleted"]) for r in answer["results"]) == 3
     assert listed(run) == alice | peter
     # --remove without principals removes every ACL of the resource (here with MATCH).
-    code, _, err = run(
-        "acls", "--remove", "--topic", "Test-topic", "--resource-pattern-type", "match", "--force"
-    )
-    assert code == 0, err
+    ok(run, "acls --remove --topic Test-topic --resource-pattern-type match --force")
     assert listed(run) == {b for b in alice | peter if b[0] != "TOPIC"}
 
 
 def test_authorize_through_the_cli_with_and_without_min_offset(run: Run) -> None:
-    code, out, _ = run(
-        "acls",
-        "--add",
-        "--allow-principal",
-        "User:bob",
-        "--operation",
-        "Read",
-        "--topic",
-        "orders",
-        "--format",
-        "json",
-    )
+    out = ok(run, "acls --add --allow-principal User:bob --operation Read --topic orders --format json")
     offset = json.loads(out)["offset"]
-    code, out, err = run(
-        "authorize",
-        "--principal",
-        "User:bob",
-        "--host",
-        "10.0.0.1",
-        "--operation",
-        "Read",
-        "--operation",
-        "Write",
-        "--topic",
-        "orders",
-        "--min-offset",
-        str(offset),
-        "--format",
-        "json",
+    out = ok(
+        run,
+        "authorize --principal User:bob --host 10.0.0.1 --operation Read --operation Write "
+        f"--topic orders --min-offset {offset} --format json",
         auth=False,
     )
-    assert code == 0, err
     answer = json.loads(out)
     assert (answer["results"], answer["offset"]) == (["ALLOWED", "DENIED"], offset)
-    code, out, err = run(
-        "authorize",
-        "--principal",
-        "User:bob",
-        "--operation",
-        "Read",
-        "--topic",
-        "orders",
-        "--explain",
-        auth=False,
-    )
-    assert code == 0, err
+    out = ok(run, "authorize --principal User:bob --operation Read --topic orders --explain", auth=False)
     assert out.startswith("ALLOWED") and "operation=READ, permissionType=ALLOW" in out
-    code, out, err = run(
-        "authorize", "--principal", "User:bob", "--api-key", "FETCH", "--topic", "orders", auth=False
-    )
-    assert code == 0 and out.startswith("ALLOWED  FETCH (1)"), err
+    out = ok(run, "authorize --principal User:bob --api-key FETCH --topic orders", auth=False)
+    assert out.startswith("ALLOWED  FETCH (1)"), out
 
 
 def test_configs_describe_and_alter(run: Run) -> None:
-    code, out, err = run(
-        "configs", "--alter", "--add-config", "super.users=[User:a;User:b]", "--validate-only"
-    )
-    assert code == 0 and "Validated" in out, err
-    code, out, _ = run("configs", "--describe", "--format", "json")
-    values = {c["name"]: c["value"] for c in json.loads(out)["configs"]}
-    assert values["super.users"] == ""
-    code, out, err = run(
-        "configs",
-        "--alter",
-        "--add-config",
-        "super.users=[User:a;User:b],allow.everyone.if.no.acl.found=true",
-    )
-    assert code == 0, err
-    code, out, _ = run("configs", "--describe", "--format", "json")
-    values = {c["name"]: c["value"] for c in json.loads(out)["configs"]}
+    out = ok(run, "configs --alter --add-config 'super.users=[User:a;User:b]' --validate-only")
+    assert "Validated" in out
+    assert configs_described(run)["super.users"] == ""
+    ok(run, "configs --alter --add-config 'super.users=[User:a;User:b],allow.everyone.if.no.acl.found=true'")
+    values = configs_described(run)
     assert (values["super.users"], values["allow.everyone.if.no.acl.found"]) == ("User:a;User:b", "true")
 
 
