@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.errors import InvalidConfigError, InvalidPrincipalError, StoreError
+from store.mapping.java_case import java_lower_case
 from store.mapping.java_regex import JavaPattern, JavaRegexError, compile_java
 
 _RULE_PARSER = re.compile(
@@ -153,7 +154,7 @@ class KerberosRule:
         if result is not None and _NON_SIMPLE.search(result):
             raise NoMatchingRule(f"Non-simple name {result} after auth_to_local rule {self}")
         if result is not None and self.to_lower_case:
-            return result.lower()
+            return java_lower_case(result)
         if result is not None and self.to_upper_case:
             return result.upper()
         return result

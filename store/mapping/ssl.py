@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from store.errors import InvalidConfigError, StoreError
+from store.mapping.java_case import java_lower_case
 from store.mapping.java_regex import JAVA_DOLLAR, JavaPattern, JavaRegexError, compile_java
 
 DEFAULT_SSL_PRINCIPAL_MAPPING_RULES = "DEFAULT"
@@ -83,7 +84,7 @@ class SslRule:
         replacement = _escape_literal_back_references(self.replacement, self.pattern.group_count)
         result = self.pattern.replace_all(distinguished_name, replacement)
         if self.to_lower_case:
-            return result.lower()
+            return java_lower_case(result)
         if self.to_upper_case:
             return result.upper()
         return result

@@ -1,0 +1,98 @@
+"""Compile and run the small Java programs that put Kafka's own classes beside ours.
+
+The differential tests and benchmarks drive Kafka's real classes (``StandardAuthorizer``,
+``SslPrincipalMapper``, ``KerberosShortNamer``...) through one-file Java harnesses under
+``tests/java/``.  :func:`compile_harness` compiles such a file with ``javac`` against a
+classpath (usually :func:`store.runtime.maven.kafka_classpath`) into
+``<source dir>/build/<Name>-<hash>/``, keyed by a hash of the source text and the classpath,
+so an unchanged harness is compiled once and an edited one (or another Kafka version) never
+runs stale classes.  :func:`run_harness` runs the compiled main class with text on stdin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from store.errors import StoreError
+from store.runtime.maven import require_java, require_tool
+
+_LOG4J2 = "status = error\nrootLogger.level = ERROR\n"
+_JDK_HINT = "install a JDK 17 or newer (Debian: apt-get install openjdk-17-jdk-headless)"
+
+
+class HarnessError(StoreError):
+    """A Java harness did not compile, or exited with an error; the message says which and why."""
+
+
+def _classpath_text(classpath: Sequence[Path | str]) -> str:
+    return os.pathsep.join(str(entry) for entry in classpath)
+
+
+def compile_harness(source: Path, classpath: Sequence[Path | str]) -> Path:
+    """The directory holding ``source``'s compiled classes (and a quiet ``log4j2.properties``).
+
+    Compiles only when no build for this exact source text and classpath exists; the build
+    is written to a temporary directory and renamed into place, so concurrent runs never see
+    half a build.
+    """
+    javac = require_tool("javac", _JDK_HINT)
+    source = source.resolve()
+    cp = _classpath_text(classpath)
+    digest = hashlib.sha256(source.read_bytes() + b"\0" + cp.encode()).hexdigest()[:16]
+    build_root = source.parent / "build"
+    target = build_root / f"{source.stem}-{digest}"
+    if (target / f"{source.stem}.class").exists():
+        return target
+    build_root.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{source.stem}-", dir=build_root))
+    proc = subprocess.run(
+        [javac, "-Xlint:none", "-encoding", "UTF-8", "-d", str(scratch), "-cp", cp, str(source)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        shutil.rmtree(scratch, ignore_errors=True)
+        first = next((line for line in proc.stderr.splitlines() if "error:" in line), proc.stderr)
+        raise HarnessError(f"javac failed on {source}: {first.strip()}")
+    (scratch / "log4j2.properties").write_text(_LOG4J2)
+    try:
+        scratch.rename(target)
+    except OSError:  # another run finished the same build first
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target
+
+
+def run_harness(
+    build: Path,
+    main_class: str,
+    classpath: Sequence[Path | str],
+    args: Sequence[str] = (),
+    stdin: str = "",
+    timeout: float = 600,
+    heap: str = "1g",
+) -> str:
+    """Run ``main_class`` from a :func:`compile_harness` build; its stdout, or :class:`HarnessError`."""
+    java = require_java()
+    command = [
+        java,
+        f"-Xmx{heap}",
+        f"-Dlog4j2.configurationFile={build / 'log4j2.properties'}",
+        "-cp",
+        _classpath_text([build, *classpath]),
+        main_class,
+        *args,
+    ]
+    proc = subprocess.run(
+        command, input=stdin, capture_output=True, text=True, encoding="utf-8",
+        timeout=timeout, check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise HarnessError(f"{main_class} exited with {proc.returncode}: {proc.stderr[-2000:]}")
+    return proc.stdout
