@@ -1,4 +1,4 @@
-"""Fixtures of the replica tests: one fresh change log per test, on either backend."""
+"""Fixtures of the replicator tests: a fresh change log on either backend, a running node."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 from replica_support import LogFactory
+from sidecar_support import start_node
 
+from replicator.node import Node
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog
 
 
@@ -34,3 +36,11 @@ def open_log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogFact
     yield make
     for log in opened:
         log.close()
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[Node]:
+    """A node on the embedded log, stopped after the test (test_cli.py runs its own on both logs)."""
+    n = start_node(tmp_path / "node")
+    yield n
+    n.stop()

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from sidecar_support import Raw, action_json, admin_client, binding, start_node, wait_until, wire
+from sidecar_support import Raw, action_json, admin_client, binding, create_acls, start_node, wait_until, wire
 
 from replicator.audit import EVENT_TYPE, AuditEmitter, AuditSettings
 from replicator.metrics import SidecarMetrics
@@ -77,7 +77,7 @@ def test_a_node_emits_cloudevents_with_the_replica_offset(tmp_path: Path) -> Non
                 pattern=PatternType.PREFIXED,
                 permission=AclPermissionType.DENY,
             )
-            offset = admin.call("POST", "/v1/acls", {"bindings": [wire(deny)]})["offset"]
+            offset = create_acls(admin, [deny])
         status, answer = raw.post(
             "/v1/authorize",
             {

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sidecar_support import Raw, action_json, admin_client, binding, start_node, wire
+from sidecar_support import Raw, action_json, admin_client, binding, create_acls, start_node, wire
 
 from replicator import cli
 from replicator.auth import (
@@ -32,13 +31,6 @@ from store.errors import InvalidConfigError
 pytestmark = pytest.mark.unit
 
 SSL_RULES = "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/,DEFAULT"
-
-
-@pytest.fixture
-def node(tmp_path: Path) -> Iterator[Node]:
-    n = start_node(tmp_path / "node")
-    yield n
-    n.stop()
 
 
 def client_for(node: Node, properties: Path) -> StoreClient:
@@ -99,7 +91,7 @@ def test_an_authenticated_caller_needs_kafkas_cluster_permissions(
         # The admin (a super user) grants ALTER on the cluster, as with kafka-acls.sh --cluster.
         with admin_client(node) as admin:
             grant = binding(ResourceType.CLUSTER, "kafka-cluster", "User:alice", AclOperation.ALTER)
-            admin.call("POST", "/v1/acls", {"bindings": [wire(grant)]})
+            create_acls(admin, [grant])
         created = alice.call("POST", "/v1/acls", new)
         assert created["results"][0]["error"] is None
         # ALTER implies DESCRIBE (Kafka's implication rule), so she may describe now.
@@ -251,8 +243,7 @@ def test_mutual_tls_maps_the_certificate_subject_with_kafkas_rules(certs: Path, 
         alice = _tls_properties(tmp_path / "alice.properties", certs, node.url, "alice")
         with StoreClient(ClientConfig.resolve(command_config=alice, environ={})) as client:
             grant = binding(ResourceType.TOPIC, "t", "User:bob", AclOperation.READ)
-            created = client.call("POST", "/v1/acls", {"bindings": [wire(grant)]})
-            assert created["results"][0]["error"] is None
+            offset = create_acls(client, [grant])
         mallory = _tls_properties(tmp_path / "mallory.properties", certs, node.url, "mallory")
         with (
             StoreClient(ClientConfig.resolve(command_config=mallory, environ={})) as client,
@@ -275,7 +266,7 @@ def test_mutual_tls_maps_the_certificate_subject_with_kafkas_rules(certs: Path, 
                     "principal": "User:bob",
                     "host": "h",
                     "actions": [action_json(AclOperation.READ, ResourceType.TOPIC, "t")],
-                    "minOffset": created["offset"],
+                    "minOffset": offset,
                 },
             )
             assert answer["results"] == ["ALLOWED"]

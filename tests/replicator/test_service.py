@@ -17,6 +17,7 @@ from sidecar_support import (
     action_json,
     admin_client,
     binding,
+    create_acls,
     reference_results,
     start_node,
     wire,
@@ -53,13 +54,6 @@ BINDINGS = [
 
 
 @pytest.fixture
-def node(tmp_path: Path) -> Iterator[Node]:
-    n = start_node(tmp_path / "node")
-    yield n
-    n.stop()
-
-
-@pytest.fixture
 def admin(node: Node) -> Iterator[StoreClient]:
     with admin_client(node) as client:
         yield client
@@ -72,16 +66,10 @@ def raw(node: Node) -> Iterator[Raw]:
     r.close()
 
 
-def create(admin: StoreClient, bindings: list) -> int:  # type: ignore[type-arg]
-    answer = admin.call("POST", "/v1/acls", {"bindings": [wire(b) for b in bindings]})
-    assert all(r["error"] is None for r in answer["results"]), answer
-    return int(answer["offset"])
-
-
 def test_authorize_answers_in_action_order_at_the_offset_of_the_write(
     admin: StoreClient, raw: Raw
 ) -> None:
-    offset = create(admin, BINDINGS)
+    offset = create_acls(admin, BINDINGS)
     assert offset == len(BINDINGS) - 1  # a fresh log: offsets 0..4
     actions = [
         (READ, T, "orders"), (WRITE, T, "orders"), (WRITE, T, "orders-eu"), (DESCRIBE, T, "any"),
@@ -104,7 +92,7 @@ def test_authorize_answers_in_action_order_at_the_offset_of_the_write(
 def test_without_min_offset_the_answer_names_the_offset_it_reflects(
     admin: StoreClient, raw: Raw
 ) -> None:
-    offset = create(admin, BINDINGS[:1])
+    offset = create_acls(admin, BINDINGS[:1])
     request = {
         "principal": "User:bob",
         "host": "1.2.3.4",
@@ -123,7 +111,7 @@ def test_without_min_offset_the_answer_names_the_offset_it_reflects(
 def test_a_min_offset_never_reached_times_out_naming_the_offset_reached(
     admin: StoreClient, raw: Raw
 ) -> None:
-    offset = create(admin, BINDINGS[:2])
+    offset = create_acls(admin, BINDINGS[:2])
     status, body = raw.post(
         "/v1/authorize",
         {"principal": "User:bob", "host": "h", "actions": [action_json(READ, T, "orders")],
@@ -136,7 +124,7 @@ def test_a_min_offset_never_reached_times_out_naming_the_offset_reached(
 
 
 def test_explain_names_the_deciding_binding_or_rule(admin: StoreClient, raw: Raw) -> None:
-    offset = create(admin, BINDINGS)
+    offset = create_acls(admin, BINDINGS)
     status, body = raw.post(
         "/v1/authorize",
         {"principal": "User:bob", "host": "10.0.0.1", "minOffset": offset, "explain": True,
@@ -158,7 +146,7 @@ def test_explain_names_the_deciding_binding_or_rule(admin: StoreClient, raw: Raw
 
 
 def test_super_users_are_allowed_everything(admin: StoreClient, raw: Raw) -> None:
-    offset = create(admin, BINDINGS)
+    offset = create_acls(admin, BINDINGS)
     status, body = raw.post(
         "/v1/authorize",
         {"principal": "User:admin", "host": "h", "minOffset": offset, "explain": True,
@@ -181,7 +169,7 @@ def test_raw_identities_are_mapped_by_kafkas_rules(tmp_path: Path) -> None:
     raw = Raw(node)
     try:
         with admin_client(node) as admin:
-            offset = create(admin, [
+            offset = create_acls(admin, [
                 binding(T, "t", "User:serviceuser", READ), binding(T, "t", "User:adminuser@admin", READ),
                 binding(T, "t", "User:user", READ), binding(T, "t", "User:bob", READ),
             ])  # fmt: skip
@@ -220,7 +208,7 @@ def test_a_request_level_check_runs_every_check_of_the_api_key(
     admin: StoreClient, raw: Raw
 ) -> None:
     producer = "User:producer"
-    offset = create(admin, [binding(T, "orders", producer, WRITE)])
+    offset = create_acls(admin, [binding(T, "orders", producer, WRITE)])
     request = {"principal": producer, "host": "h", "apiKey": "PRODUCE", "topics": ["orders"],
                "transactionalId": "tx-1", "minOffset": offset}  # fmt: skip
     status, body = raw.post("/v1/authorize-request", request)
@@ -230,13 +218,13 @@ def test_a_request_level_check_runs_every_check_of_the_api_key(
             for s in body["steps"]] == [[("WRITE", "TRANSACTIONAL_ID", "tx-1", "DENIED")],
                                         [("WRITE", "TOPIC", "orders", "ALLOWED")]]  # fmt: skip
     assert (body["result"], body["apiName"], body["apiKey"]) == ("DENIED", "PRODUCE", 0)
-    offset = create(admin, [binding(X, "tx-", producer, WRITE, pattern=PREFIXED)])
+    offset = create_acls(admin, [binding(X, "tx-", producer, WRITE, pattern=PREFIXED)])
     status, body = raw.post("/v1/authorize-request", {**request, "apiKey": 0, "minOffset": offset})
     assert (status, body["result"], body["offset"]) == (200, "ALLOWED", offset)
 
 
 def test_fallback_steps_are_satisfied_by_any_alternative(admin: StoreClient, raw: Raw) -> None:
-    offset = create(admin, [binding(T, "new-", "User:c", CREATE, pattern=PREFIXED)])
+    offset = create_acls(admin, [binding(T, "new-", "User:c", CREATE, pattern=PREFIXED)])
     status, body = raw.post(
         "/v1/authorize-request",
         {"principal": "User:c", "host": "h", "apiKey": "CREATE_TOPICS", "topics": ["new-a", "old-b"],
@@ -250,7 +238,7 @@ def test_fallback_steps_are_satisfied_by_any_alternative(admin: StoreClient, raw
 
 
 def test_authorize_by_resource_type(admin: StoreClient, raw: Raw) -> None:
-    offset = create(admin, [binding(T, "t1", "User:d", READ)])
+    offset = create_acls(admin, [binding(T, "t1", "User:d", READ)])
     request = {"principal": "User:d", "host": "h", "operation": "READ", "resourceType": "TOPIC",
                "minOffset": offset, "explain": True}  # fmt: skip
     status, body = raw.post("/v1/authorize-by-resource-type", request)
@@ -259,7 +247,7 @@ def test_authorize_by_resource_type(admin: StoreClient, raw: Raw) -> None:
         "ALLOWED",
         "t1",
     )
-    offset = create(admin, [binding(T, "t1", "User:d", READ, permission=DENY)])
+    offset = create_acls(admin, [binding(T, "t1", "User:d", READ, permission=DENY)])
     status, body = raw.post("/v1/authorize-by-resource-type", {**request, "minOffset": offset})
     assert (status, body["result"]) == (200, "DENIED")  # the LITERAL DENY dominates the ALLOW
 
@@ -270,7 +258,7 @@ def _names(answer: dict) -> set[tuple[str, str, str]]:  # type: ignore[type-arg]
 
 def test_describe_and_delete_with_match_any_and_prefixed_filters(admin: StoreClient) -> None:
     p = "User:eve"
-    create(admin, [
+    create_acls(admin, [
         binding(T, "orders", p, READ), binding(T, "*", p, READ), binding(T, "ord", p, READ, pattern=PREFIXED),
         binding(T, "orders", p, READ, pattern=PREFIXED), binding(T, "other", p, READ),
         binding(G, "orders", p, READ),
@@ -418,7 +406,7 @@ def test_http_protocol_errors_are_4xx_json(raw: Raw) -> None:
 
 
 def test_healthz_readyz_and_status(raw: Raw, admin: StoreClient) -> None:
-    offset = create(admin, BINDINGS[:3])
+    offset = create_acls(admin, BINDINGS[:3])
     assert raw.call("GET", "/healthz")[:2] == (200, {"status": "ok"})
     status, body, _ = raw.call("GET", "/readyz")
     assert (status, body["ready"]) == (200, True)
@@ -429,7 +417,7 @@ def test_healthz_readyz_and_status(raw: Raw, admin: StoreClient) -> None:
 
 
 def test_metrics_count_decisions_and_report_the_replica(raw: Raw, admin: StoreClient) -> None:
-    offset = create(admin, BINDINGS)
+    offset = create_acls(admin, BINDINGS)
     raw.post("/v1/authorize", {"principal": "User:bob", "host": "1.1.1.1", "minOffset": offset,
                                "actions": [action_json(READ, T, "orders"), action_json(WRITE, T, "orders"),
                                            action_json(READ, T, "x")]})  # fmt: skip
@@ -483,7 +471,7 @@ def test_a_restart_keeps_the_data_and_the_credential(tmp_path: Path) -> None:
     node = start_node(tmp_path / "n")
     try:
         with admin_client(node) as admin:
-            offset = create(admin, BINDINGS)
+            offset = create_acls(admin, BINDINGS)
         assert node.info is not None and node.info.credential.created
     finally:
         node.stop()

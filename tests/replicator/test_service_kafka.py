@@ -16,6 +16,7 @@ from sidecar_support import (
     action_json,
     admin_client,
     binding,
+    create_acls,
     reference_results,
     start_node,
     wire,
@@ -74,9 +75,7 @@ def test_two_nodes_on_one_topic_agree(kafka_node: Callable[[str], Node]) -> None
     rng = random.Random(6)
     bindings = random_bindings(rng, 60)
     with admin_client(a) as admin_a:
-        created = admin_a.call("POST", "/v1/acls", {"bindings": [wire(x) for x in bindings]})
-        assert all(r["error"] is None for r in created["results"])
-        offset = created["offset"]
+        offset = create_acls(admin_a, bindings)
         # A delete through node B: node A must see it too.
         gone = bindings[0]
         with admin_client(b) as admin_b:
@@ -119,9 +118,7 @@ def test_a_write_on_one_node_is_visible_on_the_other_with_its_offset(
     raw_b = Raw(b)
     try:
         with admin_client(a) as admin:
-            offset = admin.call(
-                "POST", "/v1/acls", {"bindings": [wire(binding(T, "orders", "User:bob", AclOperation.READ))]}
-            )["offset"]
+            offset = create_acls(admin, [binding(T, "orders", "User:bob", AclOperation.READ)])
         request = {
             "principal": "User:bob",
             "host": "h",
@@ -141,7 +138,7 @@ def test_a_restarted_kafka_node_keeps_its_data(
     node = start_node(tmp_path / "n", bootstrap_servers=kafka_bootstrap, topic=topic)
     try:
         with admin_client(node) as admin:
-            offset = admin.call("POST", "/v1/acls", {"bindings": [wire(x) for x in bindings]})["offset"]
+            offset = create_acls(admin, bindings)
         raw = Raw(node)
         raw.post("/v1/authorize", {"principal": "User:bob", "host": "h", "actions": [], "minOffset": offset})
         raw.close()
