@@ -173,6 +173,7 @@ def build_index(resources: int, acls: int, deny_percent: float) -> InMemoryAclIn
         add(AclBinding(pattern=pattern, entry=allow))
         if should_deny(resource, h, deny_percent):
             add(AclBinding(pattern=pattern, entry=deny))
+    index.prepare_by_resource_type()  # counted in the build time and memory, as a broker's would be
     return index
 
 

@@ -151,7 +151,7 @@ class AclAdmin:
         self.timeout = timeout
         self.clock = clock
         self.state = AclStoreState()
-        self._written: dict[int, ChangeEvent | None] = {}
+        self._written: dict[int, tuple[bytes, ChangeEvent | None]] = {}
         self._lock = threading.RLock()
 
     # --- reading the log --------------------------------------------------------------------
@@ -172,6 +172,9 @@ class AclAdmin:
                 f"{self.log} ends at offset {high - 1}, before offset {self.state.offset} this "
                 "admin has already applied: the log was recreated or replaced; open a new AclAdmin"
             )
+        # What this admin appended itself needs no read-back (a batched create would otherwise
+        # fetch every record it just wrote); another writer's record ends that shortcut.
+        self.state.apply_written(self._written, end=high, skip_offsets=self.skip_offsets)
         while self.state.next_offset < high:
             if time.monotonic() >= deadline:
                 raise LogUnavailableError(
@@ -180,6 +183,7 @@ class AclAdmin:
                 )
             records = self.log.read(self.state.next_offset, timeout=min(_remaining(deadline), 1.0))
             self.state.apply_records(records, known=self._written, skip_offsets=self.skip_offsets)
+            self.state.apply_written(self._written, end=high, skip_offsets=self.skip_offsets)
         self._written.clear()
         return self.state.offset
 
@@ -218,8 +222,8 @@ class AclAdmin:
             writer = max(finalized, item.min_reader_version)
             records.append((key, self.codec.encode(item, writer_version=writer)))
         offsets = self.log.append(records, timeout=_remaining(deadline))
-        for offset, item in zip(offsets, events, strict=True):
-            self._written[offset] = None if isinstance(item, tuple) else item
+        for offset, (key, _), item in zip(offsets, records, events, strict=True):
+            self._written[offset] = (key, None if isinstance(item, tuple) else item)
         return offsets
 
     def create_acls(

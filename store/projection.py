@@ -46,12 +46,12 @@ class AclStoreState:
         self,
         records: Iterable[LogRecord],
         *,
-        known: Mapping[int, ChangeEvent | None] | None = None,
+        known: Mapping[int, tuple[bytes, ChangeEvent | None]] | None = None,
         skip_offsets: frozenset[int] = frozenset(),
     ) -> None:
         """Apply records in offset order.
 
-        ``known`` maps offsets this process wrote itself to their event (None for a
+        ``known`` maps offsets this process wrote itself to their key and event (None for a
         tombstone), which saves decoding them again.
         """
         for record in records:
@@ -60,20 +60,41 @@ class AclStoreState:
             if record.offset in skip_offsets:
                 self.skipped.append(record.offset)
             elif known is not None and record.offset in known:
-                self._apply_known(record, known[record.offset])
+                self._apply_known(record.key, record.offset, known[record.offset][1])
             else:
                 self._apply(record)
             self.next_offset = record.offset + 1
 
-    def _apply_known(self, record: LogRecord, event: ChangeEvent | None) -> None:
+    def apply_written(
+        self,
+        written: Mapping[int, tuple[bytes, ChangeEvent | None]],
+        *,
+        end: int,
+        skip_offsets: frozenset[int] = frozenset(),
+    ) -> None:
+        """Apply, without reading them back, the records from ``next_offset`` this process wrote.
+
+        ``written`` maps offsets the log acknowledged to this process's appends to their key
+        and event (None for a tombstone).  Offsets are unique in the log, so the record at an
+        acknowledged offset is the one appended: the run of such offsets starting at
+        ``next_offset`` (and before ``end``) is applied as if read; the first offset not in
+        ``written`` (another writer's record) or in ``skip_offsets`` ends the run.
+        """
+        offset = self.next_offset
+        while offset < end and offset in written and offset not in skip_offsets:
+            key, event = written[offset]
+            self._apply_known(key, offset, event)
+            offset = self.next_offset = offset + 1
+
+    def _apply_known(self, key: bytes, offset: int, event: ChangeEvent | None) -> None:
         if event is None:
-            self._apply_tombstone(record)
+            self._apply_tombstone(key, offset)
         else:
             self.apply_event(event)
 
     def _apply(self, record: LogRecord) -> None:
         if record.value is None:
-            self._apply_tombstone(record)
+            self._apply_tombstone(record.key, record.offset)
             return
         event = decode_event(record.value, offset=record.offset, reader_version=self.reader_version)
         if event_key(event) != record.key:
@@ -83,8 +104,8 @@ class AclStoreState:
             )
         self.apply_event(event)
 
-    def _apply_tombstone(self, record: LogRecord) -> None:
-        target = parse_key(record.key, offset=record.offset)
+    def _apply_tombstone(self, key: bytes, offset: int) -> None:
+        target = parse_key(key, offset=offset)
         if isinstance(target, ConfigKey):
             self.configs.pop(target.name, None)
         else:

@@ -68,27 +68,35 @@ def check_admin_client(binding: AclBinding) -> None:
 
 def check_broker(binding: AclBinding) -> None:
     """``AclApis.handleCreateAcls``: CLUSTER is named ``kafka-cluster``; no empty name."""
-    if binding.resource_type is ResourceType.CLUSTER and binding.name != CLUSTER_NAME:
+    pattern = binding.pattern
+    if pattern.resource_type is ResourceType.CLUSTER and pattern.name != CLUSTER_NAME:
         raise InvalidResourceError(f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}")
-    if binding.name == "":
+    if pattern.name == "":
         raise InvalidResourceError("Invalid empty resource name")
+
+
+_INVALID_RESOURCE_TYPES = frozenset({ResourceType.UNKNOWN, ResourceType.ANY})
+_VALID_PATTERN_TYPES = frozenset({PatternType.LITERAL, PatternType.PREFIXED})
+_INVALID_OPERATIONS = frozenset({AclOperation.UNKNOWN, AclOperation.ANY})
+_VALID_PERMISSION_TYPES = frozenset({AclPermissionType.DENY, AclPermissionType.ALLOW})
 
 
 def check_controller(binding: AclBinding) -> None:
     """``AclControlManager.validateNewAcl``, check by check in Kafka's order."""
-    if binding.resource_type in (ResourceType.UNKNOWN, ResourceType.ANY):
-        raise InvalidResourceError(f"Invalid resourceType {binding.resource_type.name}")
-    if binding.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
-        raise InvalidResourceError(f"Invalid patternType {binding.pattern_type.name}")
-    if binding.operation in (AclOperation.UNKNOWN, AclOperation.ANY):
-        raise InvalidOperationError(f"Invalid operation {binding.operation.name}")
-    if binding.permission_type not in (AclPermissionType.DENY, AclPermissionType.ALLOW):
-        raise InvalidAclError(f"Invalid permissionType {binding.permission_type.name}")
-    if not binding.name:
+    pattern, entry = binding.pattern, binding.entry
+    if pattern.resource_type in _INVALID_RESOURCE_TYPES:
+        raise InvalidResourceError(f"Invalid resourceType {pattern.resource_type.name}")
+    if pattern.pattern_type not in _VALID_PATTERN_TYPES:
+        raise InvalidResourceError(f"Invalid patternType {pattern.pattern_type.name}")
+    if entry.operation in _INVALID_OPERATIONS:
+        raise InvalidOperationError(f"Invalid operation {entry.operation.name}")
+    if entry.permission_type not in _VALID_PERMISSION_TYPES:
+        raise InvalidAclError(f"Invalid permissionType {entry.permission_type.name}")
+    if not pattern.name:
         raise InvalidResourceError("Resource name should not be empty")
-    if ":" not in binding.principal:
+    if ":" not in entry.principal:
         raise InvalidPrincipalError(
-            f"Could not parse principal from `{binding.principal}` (no colon is present "
+            f"Could not parse principal from `{entry.principal}` (no colon is present "
             "separating the principal type from the principal name)"
         )
 

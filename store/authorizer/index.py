@@ -57,16 +57,18 @@ class Grant:
 
     @staticmethod
     def key(binding: AclBinding) -> int:
-        return int(binding.operation) << 3 | int(binding.permission_type)
+        entry = binding.entry
+        return entry.operation << 3 | entry.permission_type
 
     def add(self, binding: AclBinding) -> bool:
-        key = self.key(binding)
+        entry = binding.entry
+        operation, permission = entry.operation, entry.permission_type
+        key = operation << 3 | permission
         if key in self.decisions:
             return False
         # The decision goes in before the mask bit and leaves after it, so that a reader
         # never sees a bit without its decision.
-        permission = binding.permission_type
-        mask = COVERED[permission][binding.operation]
+        mask = COVERED[permission][operation]
         if permission is AclPermissionType.ALLOW:
             self.decisions[key] = Decision(ALLOWED, DecisionRule.MATCHING_ACL, binding)
             self.allow_mask |= mask
@@ -274,10 +276,52 @@ class PrincipalAcls:
 
 
 def _by_type_indexable(binding: AclBinding) -> bool:
-    return binding.pattern_type.is_specific and binding.permission_type in (
-        AclPermissionType.ALLOW,
-        AclPermissionType.DENY,
+    pattern_type, permission = binding.pattern.pattern_type, binding.entry.permission_type
+    return (pattern_type is PatternType.LITERAL or pattern_type is PatternType.PREFIXED) and (
+        permission is AclPermissionType.ALLOW or permission is AclPermissionType.DENY
     )
+
+
+class PrincipalIndex:
+    """Every binding by resource type code and principal text: what by-type queries read."""
+
+    __slots__ = ("by_type",)
+
+    def __init__(self, bindings: Iterable[AclBinding] = ()) -> None:
+        self.by_type: list[dict[str, PrincipalAcls]] = [{} for _ in range(TYPE_SLOTS)]
+        for binding in bindings:
+            self.add(binding)
+
+    def add(self, binding: AclBinding) -> None:
+        per_type = self.by_type[binding.pattern.resource_type]
+        principal = binding.entry.principal
+        acls = per_type.get(principal)
+        if acls is None:
+            acls = per_type[principal] = PrincipalAcls()
+        acls.count += 1
+        if not _by_type_indexable(binding):
+            acls.others.add(binding)
+            return
+        key = (binding.entry.host, int(binding.entry.operation))
+        bucket = acls.buckets.get(key)
+        if bucket is None:
+            bucket = acls.buckets[key] = TypeBucket()
+        bucket.add(binding)
+
+    def remove(self, binding: AclBinding) -> None:
+        per_type = self.by_type[binding.pattern.resource_type]
+        acls = per_type[binding.entry.principal]
+        if _by_type_indexable(binding):
+            key = (binding.entry.host, int(binding.entry.operation))
+            bucket = acls.buckets[key]
+            bucket.remove(binding)
+            if not bucket:
+                del acls.buckets[key]
+        else:
+            acls.others.discard(binding)
+        acls.count -= 1
+        if acls.count == 0:
+            del per_type[binding.entry.principal]
 
 
 class InMemoryAclIndex:
@@ -289,11 +333,15 @@ class InMemoryAclIndex:
     ``authorize`` may run while it writes (each step leaves the tables consistent), but
     ``authorize_by_resource_type`` and iterating ``bindings()``/``acls()`` must not overlap
     a write.
+
+    The by-principal index (:class:`PrincipalIndex`) is built on the first by-type query
+    (or :meth:`prepare_by_resource_type`) and maintained from then on, so a write-only user
+    such as the admin API's projection never pays for it.
     """
 
     def __init__(self, bindings: Iterable[AclBinding] = ()) -> None:
         self.tables = AclTables()
-        self._by_principal: list[dict[str, PrincipalAcls]] = [{} for _ in range(TYPE_SLOTS)]
+        self._principal_index: PrincipalIndex | None = None
         self._unindexed: set[AclBinding] = set()
         self._count = 0
         for binding in bindings:
@@ -303,27 +351,30 @@ class InMemoryAclIndex:
 
     def add(self, binding: AclBinding) -> bool:
         """Add ``binding``; False when it was already present."""
-        if not binding.pattern_type.is_specific:
+        pattern_type = binding.pattern.pattern_type
+        if pattern_type is PatternType.LITERAL or pattern_type is PatternType.PREFIXED:
+            if not self._add_to_tables(binding):
+                return False
+        else:
             if binding in self._unindexed:
                 return False
             self._unindexed.add(binding)
-        else:
-            if not self._add_to_tables(binding):
-                return False
-        self._principal_acls_add(binding)
+        if self._principal_index is not None:
+            self._principal_index.add(binding)
         self._count += 1
         return True
 
     def remove(self, binding: AclBinding) -> bool:
         """Remove ``binding``; False when it was not present."""
-        if not binding.pattern_type.is_specific:
+        if not binding.pattern.pattern_type.is_specific:
             if binding not in self._unindexed:
                 return False
             self._unindexed.discard(binding)
         else:
             if not self._remove_from_tables(binding):
                 return False
-        self._principal_acls_remove(binding)
+        if self._principal_index is not None:
+            self._principal_index.remove(binding)
         self._count -= 1
         return True
 
@@ -331,21 +382,28 @@ class InMemoryAclIndex:
     # ACL, and a pattern losing its last ACL is unpublished before it is emptied.
 
     def _add_to_tables(self, binding: AclBinding) -> bool:
-        table = self.tables.table(binding.resource_type, binding.pattern_type)
-        pattern = table.get(binding.name)
+        resource, entry = binding.pattern, binding.entry
+        name, pattern_type = resource.name, resource.pattern_type
+        if pattern_type is PatternType.LITERAL:
+            table = self.tables.literal[resource.resource_type]
+        else:
+            table = self.tables.prefixed[resource.resource_type]
+        pattern = table.get(name)
         published = pattern is not None
         if pattern is None:
             pattern = PatternAcls()
-        by_host = pattern.grants.setdefault(binding.principal, {})
-        grant = by_host.get(binding.host)
+        by_host = pattern.grants.get(entry.principal)
+        if by_host is None:
+            by_host = pattern.grants[entry.principal] = {}
+        grant = by_host.get(entry.host)
         if grant is None:
-            grant = by_host[binding.host] = Grant()
+            grant = by_host[entry.host] = Grant()
         if not grant.add(binding):
             return False
         pattern.count += 1
         if not published:
-            table[binding.name] = pattern
-            self.tables.pattern_added(int(binding.resource_type), binding.pattern_type, binding.name)
+            table[name] = pattern
+            self.tables.pattern_added(int(resource.resource_type), pattern_type, name)
         return True
 
     def _remove_from_tables(self, binding: AclBinding) -> bool:
@@ -368,35 +426,16 @@ class InMemoryAclIndex:
                 del pattern.grants[binding.principal]
         return True
 
-    def _principal_acls_add(self, binding: AclBinding) -> None:
-        per_type = self._by_principal[binding.resource_type]
-        acls = per_type.get(binding.principal)
-        if acls is None:
-            acls = per_type[binding.principal] = PrincipalAcls()
-        acls.count += 1
-        if not _by_type_indexable(binding):
-            acls.others.add(binding)
-            return
-        key = (binding.host, int(binding.operation))
-        bucket = acls.buckets.get(key)
-        if bucket is None:
-            bucket = acls.buckets[key] = TypeBucket()
-        bucket.add(binding)
+    def prepare_by_resource_type(self) -> PrincipalIndex:
+        """The by-principal index, built now if no by-type query has built it yet.
 
-    def _principal_acls_remove(self, binding: AclBinding) -> None:
-        per_type = self._by_principal[binding.resource_type]
-        acls = per_type[binding.principal]
-        if _by_type_indexable(binding):
-            key = (binding.host, int(binding.operation))
-            bucket = acls.buckets[key]
-            bucket.remove(binding)
-            if not bucket:
-                del acls.buckets[key]
-        else:
-            acls.others.discard(binding)
-        acls.count -= 1
-        if acls.count == 0:
-            del per_type[binding.principal]
+        Building reads every binding, so it must not overlap a write (as by-type queries).
+        Two readers that both find it missing build equal copies; one of them is kept.
+        """
+        index = self._principal_index
+        if index is None:
+            index = self._principal_index = PrincipalIndex(self.bindings())
+        return index
 
     # --- reading -------------------------------------------------------------------------
 
@@ -429,10 +468,10 @@ class InMemoryAclIndex:
 
     def principal_acls(self, resource_type: ResourceType, principal: str) -> PrincipalAcls | None:
         """The by-type index of one principal (exact text), or None when it has no ACLs."""
-        return self._by_principal[resource_type].get(principal)
+        return self.prepare_by_resource_type().by_type[resource_type].get(principal)
 
     def acls_for_principal(self, resource_type: ResourceType, principal: str) -> Iterator[AclBinding]:
-        acls = self._by_principal[resource_type].get(principal)
+        acls = self.prepare_by_resource_type().by_type[resource_type].get(principal)
         if acls is not None:
             yield from acls.bindings()
 

@@ -16,10 +16,11 @@ from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from fastavro.schema import to_parsing_canonical_form
 
 import schemas
+from store.codec.avro_acl_writer import compile_acl_writer
 from store.codec.base import EventCodec, check_version
 from store.codec.errors import UndecodableRecordError, UnknownWriterSchemaError
 from store.codec.fingerprint import crc64_avro
-from store.events import LATEST_FORMAT_VERSION, Record
+from store.events import LATEST_FORMAT_VERSION, AclCreated, AclDeleted, ChangeEvent, Record
 
 MARKER: Final = b"\xc3\x01"
 HEADER_SIZE: Final = len(MARKER) + 8
@@ -59,9 +60,19 @@ class AvroEventCodec(EventCodec):
         self._by_fingerprint: dict[int, int] = {
             int.from_bytes(header[2:], "little"): v for v, header in self._headers.items()
         }
+        self._acl_writers = {v: compile_acl_writer(schemas.avro_schema(v), v) for v in versions}
 
     def header(self, version: int) -> bytes:
         return self._headers[version]
+
+    def _encode_event(self, event: ChangeEvent, version: int) -> bytes:
+        """ACL events through their compiled writer (same bytes, a fraction of the cost)."""
+        writer = self._acl_writers[version]
+        if writer is not None and isinstance(event, AclCreated | AclDeleted):
+            body = writer.body(event)
+            if body is not None:
+                return self._headers[version] + body
+        return super()._encode_event(event, version)
 
     def _encode_record(self, record: Record, version: int) -> bytes:
         out = io.BytesIO()

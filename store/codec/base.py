@@ -76,12 +76,16 @@ class EventCodec(ABC):
                 f"writer writes format {version}; finalize a newer format version first"
             )
         try:
-            return self._encode_record(downcast_to(to_record(event), version), version)
+            return self._encode_event(event, version)
         except UnicodeEncodeError as exc:
             raise InvalidRequestError(
                 f"{type(event).__name__} holds a string that is not valid Unicode ({exc.reason}); "
                 "use well-formed UTF-8 names and principals"
             ) from exc
+
+    def _encode_event(self, event: ChangeEvent, version: int) -> bytes:
+        """The value of an event already checked against ``version`` (codecs may specialise)."""
+        return self._encode_record(downcast_to(to_record(event), version), version)
 
     def read_record(
         self, value: bytes, *, offset: int = -1, reader_version: int = LATEST_FORMAT_VERSION

@@ -262,6 +262,44 @@ def test_two_admins_on_one_log_see_each_others_changes(
     other_log.close()
 
 
+class ReadRecordingLog:
+    """The embedded log, noting the offset each read starts from."""
+
+    def __init__(self, log: EmbeddedChangeLog) -> None:
+        self.log = log
+        self.reads: list[int] = []
+
+    def append(self, records: Any, *, timeout: float = 10.0) -> list[int]:
+        return self.log.append(records, timeout=timeout)
+
+    def read(self, from_offset: int, *, max_records: int = 10_000, timeout: float = 1.0) -> Any:
+        self.reads.append(from_offset)
+        return self.log.read(from_offset, max_records=max_records, timeout=timeout)
+
+    def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
+        return self.log.watermarks(timeout=timeout)
+
+    def close(self) -> None:
+        self.log.close()
+
+
+def test_an_admin_reads_back_only_what_other_writers_appended(log: EmbeddedChangeLog) -> None:
+    recording = ReadRecordingLog(log)
+    mine, other = AclAdmin(recording, super_users=[ADMIN]), AclAdmin(log, super_users=[ADMIN])
+    live = [acl(RT.TOPIC, f"t{i}", PT.LITERAL, "User:u", OP.READ) for i in range(6)]
+    mine.create_acls(live[:3], actor=ADMIN)  # offsets 0-2
+    mine.delete_acls([live[1].to_filter()], actor=ADMIN)  # AclDeleted and tombstone: 3, 4
+    assert recording.reads == []
+    theirs = other.create_acls([live[3]], actor=ADMIN)  # offset 5, after replaying 0-4
+    mine.create_acls(live[4:], actor=ADMIN)  # reads offset 5 only, then writes 6-7
+    assert recording.reads == [theirs.offset]
+    described = mine.describe_acls(ANY_FILTER, actor=ADMIN)
+    assert recording.reads == [theirs.offset] and described.offset == 7
+    replayed = AclAdmin(log, super_users=[ADMIN]).describe_acls(ANY_FILTER, actor=ADMIN)
+    expected = sorted(b for i, b in enumerate(live) if i != 1)
+    assert list(described.bindings) == list(replayed.bindings) == expected
+
+
 def test_a_fresh_admin_replays_the_same_state(admin: AclAdmin, log: EmbeddedChangeLog) -> None:
     live = [acl(RT.TOPIC, f"t{i}", PT.LITERAL, "User:u", OP.READ) for i in range(10)]
     admin.create_acls(live, actor=ADMIN)

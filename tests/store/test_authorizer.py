@@ -372,6 +372,35 @@ def test_indexed_and_scanning_views_agree_through_adds_and_removes() -> None:
         )
 
 
+def test_the_by_principal_index_built_late_lists_what_one_built_early_does() -> None:
+    """Built on the first by-type query, then kept: the same as a scan, whenever it was built."""
+    rng = random.Random(11)
+    unknown = acl("u", OP.READ, PERM.ALLOW, pt=PT.UNKNOWN, principal="User:bob")
+    early, late = InMemoryAclIndex(), InMemoryAclIndex()
+    early.prepare_by_resource_type()
+    live: set[AclBinding] = set()
+    for step in range(200):
+        for binding in [*random_bindings(rng, 4), *([unknown] if step % 50 == 0 else [])]:
+            early.add(binding)
+            late.add(binding)
+            live.add(binding)
+        for binding in rng.sample(sorted(live), k=min(3, len(live))):
+            early.remove(binding)
+            late.remove(binding)
+            live.discard(binding)
+        if step == 120:
+            late.prepare_by_resource_type()
+    scan = ScanAclView(live)
+    for rt in (RT.TOPIC, RT.GROUP):
+        for principal in ("User:bob", "User:*", "User:al", "User:nobody"):
+            expected = sorted(scan.acls_for_principal(rt, principal))
+            assert sorted(early.acls_for_principal(rt, principal)) == expected
+            assert sorted(late.acls_for_principal(rt, principal)) == expected
+            for op in (OP.READ, OP.WRITE, OP.DESCRIBE):
+                want = authorize_by_resource_type(scan, NO_CONFIG, principal, HOST, op, rt).result
+                assert authorize_by_resource_type(late, NO_CONFIG, principal, HOST, op, rt).result is want
+
+
 @pytest.mark.parametrize(
     ("given", "java"),
     [  # InetAddress.getByName(given).getHostAddress() on Java 17

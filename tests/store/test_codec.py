@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 import struct
 
 import pytest
+from fastavro import parse_schema, schemaless_writer
 from fastavro.schema import fingerprint, to_parsing_canonical_form
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,9 +29,11 @@ from store.codec import (
     event_key,
     parse_key,
 )
+from store.codec.avro_acl_writer import compile_acl_writer
 from store.codec.avro_codec import schema_fingerprint
 from store.codec.fingerprint import crc64_avro
-from store.events import AclCreated, AclDeleted, ConfigAltered
+from store.errors import InvalidRequestError
+from store.events import AclCreated, AclDeleted, ConfigAltered, downcast_to, to_record
 
 pytestmark = pytest.mark.unit
 
@@ -124,6 +128,49 @@ def test_round_trip(codec: EventCodec, event: AclCreated | AclDeleted | ConfigAl
     value = codec.encode(event)
     assert codec.decode(value, offset=7) == event
     assert decode_event(value) == event
+
+
+def _fastavro_value(event: AclCreated | AclDeleted, version: int) -> bytes:
+    """The value written by fastavro itself from the event's record: the independent reference."""
+    out = io.BytesIO()
+    schema = parse_schema(schemas.avro_schema(version))
+    schemaless_writer(out, schema, downcast_to(to_record(event), version))
+    return AvroEventCodec().header(version) + out.getvalue()
+
+
+_any_long = st.integers(-(2**63), 2**63 - 1)
+
+
+@given(
+    event=st.one_of(
+        *(
+            st.builds(kind, binding=bindings, actor=st.text(), request_id=st.text(), time_ms=_any_long)
+            for kind in (AclCreated, AclDeleted)
+        )
+    )
+)
+@settings(max_examples=300)
+def test_the_acl_event_fast_lane_writes_fastavros_bytes(event: AclCreated | AclDeleted) -> None:
+    codec = AvroEventCodec()
+    for version in (1, 2, 3):
+        if event.min_reader_version <= version:
+            assert codec.encode(event, writer_version=version) == _fastavro_value(event, version)
+
+
+def test_the_fast_lane_leaves_old_schema_versions_and_bad_text_to_the_general_path() -> None:
+    codec = AvroEventCodec()
+    old = AclCreated(binding=_b(), actor="User:a", request_id="r", time_ms=1, schema_version=2)
+    assert codec.encode(old, writer_version=3) == _fastavro_value(old, 3)
+    surrogate = _created(_b(name="bad\ud800name"))
+    with pytest.raises(InvalidRequestError, match="not valid Unicode"):
+        codec.encode(surrogate)
+
+
+def test_a_schema_of_an_unknown_shape_gets_no_fast_lane() -> None:
+    schema = schemas.avro_schema(3)
+    schema["fields"].insert(7, {"name": "tenant", "type": "string"})
+    assert compile_acl_writer(schema, 3) is None
+    assert compile_acl_writer(schemas.avro_schema(3), 3) is not None
 
 
 def test_json_shares_kafkas_extended_change_notification_fields() -> None:
