@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -118,7 +119,7 @@ class PatternType(_KafkaEnum):
     @property
     def is_specific(self) -> bool:
         """LITERAL and PREFIXED name a stored pattern; ANY, MATCH, UNKNOWN do not."""
-        return self in (PatternType.LITERAL, PatternType.PREFIXED)
+        return self is PatternType.LITERAL or self is PatternType.PREFIXED
 
 
 class _Descending:
@@ -281,14 +282,17 @@ class AclBinding:
 
     def fields(self) -> tuple[str, str, str, str, str, str, str]:
         """The seven fields as Kafka names, in the conformance-vector order."""
+        # ``_name_`` is the member's name without the ``name`` descriptor's cost: every event
+        # written and every log key is built from these.
+        pattern, entry = self.pattern, self.entry
         return (
-            self.pattern.resource_type.name,
-            self.pattern.name,
-            self.pattern.pattern_type.name,
-            self.entry.principal,
-            self.entry.host,
-            self.entry.operation.name,
-            self.entry.permission_type.name,
+            pattern.resource_type._name_,
+            pattern.name,
+            pattern.pattern_type._name_,
+            entry.principal,
+            entry.host,
+            entry.operation._name_,
+            entry.permission_type._name_,
         )
 
     def sort_key(self) -> tuple[Any, ...]:
@@ -451,6 +455,26 @@ class AclBindingFilter:
 
     def matches_at_most_one(self) -> bool:
         return self.find_indefinite_field() is None
+
+
+def parse_fields(
+    fields: Sequence[Any],
+) -> tuple[ResourceType, Any, PatternType, Any, Any, AclOperation, AclPermissionType]:
+    """Seven fields in :meth:`AclBinding.fields` order with their Kafka names parsed.
+
+    The inverse of ``fields()``, for a binding (``AclBinding.of(*parse_fields(f))``) or a
+    filter (``AclBindingFilter.of(...)``): names this release does not know become UNKNOWN.
+    """
+    rt, name, pt, principal, host, op, perm = fields
+    return (
+        ResourceType.parse(rt),
+        name,
+        PatternType.parse(pt),
+        principal,
+        host,
+        AclOperation.parse(op),
+        AclPermissionType.parse(perm),
+    )
 
 
 ANY_FILTER = AclBindingFilter()

@@ -24,7 +24,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
-from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from store.acl import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+    parse_fields,
+)
 
 FORMAT_V1: Final = 1
 FORMAT_V2: Final = 2
@@ -148,6 +155,17 @@ ACL_DELETED: Final = "ACL_DELETED"
 CONFIG_ALTERED: Final = "CONFIG_ALTERED"
 UNKNOWN_EVENT: Final = "UNKNOWN"
 
+BINDING_FIELDS: Final = (
+    "resourceType",
+    "name",
+    "patternType",
+    "principal",
+    "host",
+    "operation",
+    "permissionType",
+)
+"""The record's binding fields, in :meth:`~store.acl.AclBinding.fields` order."""
+
 _PLACEHOLDER_BINDING: Final[Mapping[str, str]] = {
     # A config event has no binding; v3 keeps the binding fields (older readers require them)
     # and fills them with values that no real binding can have.
@@ -176,16 +194,7 @@ def to_record(event: ChangeEvent) -> Record:
         record["config"] = {"name": event.name, "value": event.value}
         return record
     record["eventType"] = ACL_CREATED if isinstance(event, AclCreated) else ACL_DELETED
-    rt, name, pt, principal, host, op, perm = event.binding.fields()
-    record.update(
-        resourceType=rt,
-        name=name,
-        patternType=pt,
-        principal=principal,
-        host=host,
-        operation=op,
-        permissionType=perm,
-    )
+    record.update(zip(BINDING_FIELDS, event.binding.fields(), strict=True))
     record["config"] = None
     return record
 
@@ -215,15 +224,7 @@ def from_record(record: Mapping[str, Any]) -> ChangeEvent:
         return ConfigAltered(name=config["name"], value=config["value"], **common)
     if event_type not in (ACL_CREATED, ACL_DELETED):
         raise UnknownEventTypeError(f"unknown event type {event_type!r}")
-    binding = AclBinding.of(
-        ResourceType.parse(record["resourceType"]),
-        record["name"],
-        PatternType.parse(record["patternType"]),
-        record["principal"],
-        record["host"],
-        AclOperation.parse(record["operation"]),
-        AclPermissionType.parse(record["permissionType"]),
-    )
+    binding = AclBinding.of(*parse_fields([record[field] for field in BINDING_FIELDS]))
     if event_type == ACL_CREATED:
         return AclCreated(binding=binding, **common)
     return AclDeleted(binding=binding, **common)

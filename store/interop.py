@@ -13,11 +13,15 @@ from typing import Any
 import confluent_kafka.admin
 
 from store.acl import (
+    AccessControlEntry,
+    AccessControlEntryFilter,
     AclBinding,
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
     PatternType,
+    ResourcePattern,
+    ResourcePatternFilter,
     ResourceType,
 )
 from store.errors import InvalidRequestError
@@ -51,58 +55,55 @@ def _code(value: Any) -> int:
     return int(value.value)
 
 
+def _client_fields(
+    pattern: ResourcePattern | ResourcePatternFilter, entry: AccessControlEntry | AccessControlEntryFilter
+) -> tuple[Any, ...]:
+    """The seven constructor arguments of confluent-kafka's binding and filter, in its order."""
+    return (
+        _to_client(CkResourceType, pattern.resource_type),
+        pattern.name,
+        _to_client(CkResourcePatternType, pattern.pattern_type),
+        entry.principal,
+        entry.host,
+        _to_client(CkAclOperation, entry.operation),
+        _to_client(CkAclPermissionType, entry.permission_type),
+    )
+
+
+def _our_fields(
+    client: Any,
+) -> tuple[ResourceType, Any, PatternType, Any, Any, AclOperation, AclPermissionType]:
+    """The seven fields of a confluent-kafka binding or filter, as ``AclBinding.of`` takes them."""
+    return (
+        ResourceType.from_code(_code(client.restype)),
+        client.name,
+        PatternType.from_code(_code(client.resource_pattern_type)),
+        client.principal,
+        client.host,
+        AclOperation.from_code(_code(client.operation)),
+        AclPermissionType.from_code(_code(client.permission_type)),
+    )
+
+
 def to_confluent(binding: AclBinding) -> Any:
     """Our binding as a ``confluent_kafka.admin.AclBinding``."""
-    return CkAclBinding(
-        _to_client(CkResourceType, binding.resource_type),
-        binding.name,
-        _to_client(CkResourcePatternType, binding.pattern_type),
-        binding.principal,
-        binding.host,
-        _to_client(CkAclOperation, binding.operation),
-        _to_client(CkAclPermissionType, binding.permission_type),
-    )
+    return CkAclBinding(*_client_fields(binding.pattern, binding.entry))
 
 
 def from_confluent(binding: Any) -> AclBinding:
     """A ``confluent_kafka.admin.AclBinding`` as ours (``BROKER`` becomes CLUSTER)."""
     if isinstance(binding, CkAclBindingFilter) or not isinstance(binding, CkAclBinding):
         raise TypeError(f"expected confluent_kafka.admin.AclBinding, got {type(binding).__name__}")
-    return AclBinding.of(
-        ResourceType.from_code(_code(binding.restype)),
-        binding.name,
-        PatternType.from_code(_code(binding.resource_pattern_type)),
-        binding.principal,
-        binding.host,
-        AclOperation.from_code(_code(binding.operation)),
-        AclPermissionType.from_code(_code(binding.permission_type)),
-    )
+    return AclBinding.of(*_our_fields(binding))
 
 
 def to_confluent_filter(acl_filter: AclBindingFilter) -> Any:
     """Our filter as a ``confluent_kafka.admin.AclBindingFilter`` (None stays "any")."""
-    pf, ef = acl_filter.pattern_filter, acl_filter.entry_filter
-    return CkAclBindingFilter(
-        _to_client(CkResourceType, pf.resource_type),
-        pf.name,
-        _to_client(CkResourcePatternType, pf.pattern_type),
-        ef.principal,
-        ef.host,
-        _to_client(CkAclOperation, ef.operation),
-        _to_client(CkAclPermissionType, ef.permission_type),
-    )
+    return CkAclBindingFilter(*_client_fields(acl_filter.pattern_filter, acl_filter.entry_filter))
 
 
 def from_confluent_filter(acl_filter: Any) -> AclBindingFilter:
     """A ``confluent_kafka.admin.AclBindingFilter`` as ours."""
     if not isinstance(acl_filter, CkAclBindingFilter):
         raise TypeError(f"expected confluent_kafka.admin.AclBindingFilter, got {type(acl_filter).__name__}")
-    return AclBindingFilter.of(
-        ResourceType.from_code(_code(acl_filter.restype)),
-        acl_filter.name,
-        PatternType.from_code(_code(acl_filter.resource_pattern_type)),
-        acl_filter.principal,
-        acl_filter.host,
-        AclOperation.from_code(_code(acl_filter.operation)),
-        AclPermissionType.from_code(_code(acl_filter.permission_type)),
-    )
+    return AclBindingFilter.of(*_our_fields(acl_filter))

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
-from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from store.acl import AclBinding, parse_fields
 from store.codec.errors import UndecodableRecordError
 from store.events import AclCreated, AclDeleted, ChangeEvent
 
@@ -62,17 +62,8 @@ def parse_key(key: bytes, *, offset: int = -1) -> AclBinding | ConfigKey:
     if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
         raise UndecodableRecordError(f"key {key[:80]!r} is not a list of strings", offset=offset)
     if len(items) == 8 and items[0] == ACL_KEY_TAG:
-        rt, name, pt, principal, host, op, perm = items[1:]
         try:
-            return AclBinding.of(
-                ResourceType.parse(rt),
-                name,
-                PatternType.parse(pt),
-                principal,
-                host,
-                AclOperation.parse(op),
-                AclPermissionType.parse(perm),
-            )
+            return AclBinding.of(*parse_fields(items[1:]))
         except ValueError as exc:
             raise UndecodableRecordError(f"key {key[:80]!r}: {exc}", offset=offset) from exc
     if len(items) == 2 and items[0] == CONFIG_KEY_TAG:

@@ -18,11 +18,11 @@ from store.acl import (
     AclBinding,
     AclBindingFilter,
     AclOperation,
-    AclPermissionType,
     PatternType,
     ResourcePattern,
     ResourcePatternFilter,
     ResourceType,
+    parse_fields,
 )
 from store.authorizer import (
     Action,
@@ -63,29 +63,11 @@ KAFKA_EXCEPTIONS: dict[str, tuple[type[BaseException], ...]] = {
 
 
 def binding_of(fields: list[Any]) -> AclBinding:
-    rt, name, pt, principal, host, op, perm = fields
-    return AclBinding.of(
-        ResourceType.parse(rt),
-        name,
-        PatternType.parse(pt),
-        principal,
-        host,
-        AclOperation.parse(op),
-        AclPermissionType.parse(perm),
-    )
+    return AclBinding.of(*parse_fields(fields))
 
 
 def filter_of(fields: list[Any]) -> AclBindingFilter:
-    rt, name, pt, principal, host, op, perm = fields
-    return AclBindingFilter.of(
-        ResourceType.parse(rt),
-        name,
-        PatternType.parse(pt),
-        principal,
-        host,
-        AclOperation.parse(op),
-        AclPermissionType.parse(perm),
-    )
+    return AclBindingFilter.of(*parse_fields(fields))
 
 
 def fields_of(binding: AclBinding) -> list[str]:
