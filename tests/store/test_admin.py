@@ -3,7 +3,6 @@ the conformance vectors), caller authorization, configs as events, format gating
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,10 +33,10 @@ from store.settings import (
     UnsupportedFormatVersionError,
 )
 from store.validation import ValidationLayer
+from tests.store.vectors import ACL_VECTORS, load
 
 pytestmark = pytest.mark.unit
 
-VECTORS = Path("/work/shared/conformance/kafka_acl_vectors.jsonl")
 ADMIN = "User:admin"
 RT, PT, OP, PERM = ResourceType, PatternType, AclOperation, AclPermissionType
 
@@ -76,8 +75,7 @@ def events_after(log: ChangeLog, offset: int) -> list[Any]:
 
 
 def vectors(*kinds: str) -> list[dict[str, Any]]:
-    lines = VECTORS.read_text(encoding="utf-8").splitlines()
-    return [v for v in map(json.loads, filter(None, lines)) if v["kind"] in kinds]
+    return load(ACL_VECTORS, *kinds)
 
 
 def expected_item(expected: Any, error: Any) -> None:

@@ -7,7 +7,7 @@ scanning ``ScanAclView`` (which finds applicable ACLs through KIP-290's MATCH fi
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pytest
 
@@ -16,6 +16,7 @@ from store.authorizer import (
     ALLOWED,
     DENIED,
     Action,
+    AuthorizationResult,
     AuthorizerConfig,
     DecisionRule,
     InMemoryAclIndex,
@@ -55,6 +56,13 @@ def views(bindings: Iterable[AclBinding]) -> list[AclView]:
     return [InMemoryAclIndex(bindings), ScanAclView(bindings)]
 
 
+def agreed(bindings: Iterable[AclBinding], ask: Callable[[AclView], AuthorizationResult]) -> str:
+    """``ask``'s answer over the indexed and the scanning view, which must agree."""
+    answers = {ask(view).value for view in views(bindings)}
+    assert len(answers) == 1, answers
+    return answers.pop()
+
+
 def decide(
     bindings: Iterable[AclBinding],
     op: AclOperation,
@@ -66,12 +74,10 @@ def decide(
     config: AuthorizerConfig = NO_CONFIG,
 ) -> str:
     """The result over both views, which must agree."""
-    answers = {
-        authorize(view, config, principal, host, [Action(op, rt, name)])[0].result.value
-        for view in views(bindings)
-    }
-    assert len(answers) == 1, answers
-    return answers.pop()
+    return agreed(
+        bindings,
+        lambda view: authorize(view, config, principal, host, [Action(op, rt, name)])[0].result,
+    )
 
 
 # --- super users and readiness ---------------------------------------------------------------
@@ -256,12 +262,10 @@ def by_type(
     rt: ResourceType = RT.TOPIC,
     config: AuthorizerConfig = NO_CONFIG,
 ) -> str:
-    answers = {
-        authorize_by_resource_type(view, config, principal, host, op, rt).result.value
-        for view in views(bindings)
-    }
-    assert len(answers) == 1, answers
-    return answers.pop()
+    return agreed(
+        bindings,
+        lambda view: authorize_by_resource_type(view, config, principal, host, op, rt).result,
+    )
 
 
 def test_by_type_argument_checks() -> None:

@@ -34,6 +34,7 @@ from store.codec.avro_codec import schema_fingerprint
 from store.codec.fingerprint import crc64_avro
 from store.errors import InvalidRequestError
 from store.events import AclCreated, AclDeleted, ConfigAltered, downcast_to, to_record
+from tests.store.samples import binding, created
 
 pytestmark = pytest.mark.unit
 
@@ -64,7 +65,7 @@ def test_crc64_avro_matches_the_avro_projects_vectors(canonical: str, published:
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_header_is_marker_and_little_endian_fingerprint(version: int) -> None:
     codec = AvroEventCodec(writer_version=version)
-    value = codec.encode(_created(_b()))
+    value = codec.encode(created(binding()))
     assert value[:2] == b"\xc3\x01"
     # fastavro's own fingerprint function prints the 8 bytes in little-endian order.
     canonical = to_parsing_canonical_form(schemas.avro_schema(version))
@@ -74,20 +75,6 @@ def test_header_is_marker_and_little_endian_fingerprint(version: int) -> None:
 
 def test_each_schema_version_has_its_own_fingerprint() -> None:
     assert len({schema_fingerprint(v) for v in (1, 2, 3)}) == 3
-
-
-def _b(
-    rt: ResourceType = RT.TOPIC,
-    name: str = "orders",
-    pt: PatternType = PT.LITERAL,
-    op: AclOperation = OP.READ,
-    perm: AclPermissionType = PERM.ALLOW,
-) -> AclBinding:
-    return AclBinding.of(rt, name, pt, "User:alice", "*", op, perm)
-
-
-def _created(b: AclBinding) -> AclCreated:
-    return AclCreated(binding=b, actor="User:admin", request_id="r-1", time_ms=1234)
 
 
 bindings = st.builds(
@@ -159,9 +146,9 @@ def test_the_acl_event_fast_lane_writes_fastavros_bytes(event: AclCreated | AclD
 
 def test_the_fast_lane_leaves_old_schema_versions_and_bad_text_to_the_general_path() -> None:
     codec = AvroEventCodec()
-    old = AclCreated(binding=_b(), actor="User:a", request_id="r", time_ms=1, schema_version=2)
+    old = AclCreated(binding=binding(), actor="User:a", request_id="r", time_ms=1, schema_version=2)
     assert codec.encode(old, writer_version=3) == _fastavro_value(old, 3)
-    surrogate = _created(_b(name="bad\ud800name"))
+    surrogate = created(binding(name="bad\ud800name"))
     with pytest.raises(InvalidRequestError, match="not valid Unicode"):
         codec.encode(surrogate)
 
@@ -176,7 +163,7 @@ def test_a_schema_of_an_unknown_shape_gets_no_fast_lane() -> None:
 def test_json_shares_kafkas_extended_change_notification_fields() -> None:
     # Kafka's ExtendedAclChangeStore.encode wrote ExtendedAclChangeEvent(currentVersion=1,
     # resourceType.name, name, patternType.name): Java enum names, these four keys first.
-    value = JsonEventCodec().encode(_created(_b(name="orgName", pt=PT.PREFIXED)))
+    value = JsonEventCodec().encode(created(binding(name="orgName", pt=PT.PREFIXED)))
     document = json.loads(value)
     assert list(document)[:4] == ["version", "resourceType", "name", "patternType"]
     assert {k: document[k] for k in list(document)[:4]} == {
@@ -189,17 +176,17 @@ def test_json_shares_kafkas_extended_change_notification_fields() -> None:
 
 def test_json_reads_kafkas_casing_of_the_kip_example() -> None:
     # KIP-290 shows "resourceType":"Topic"; Kafka's ResourceType.fromString ignores case.
-    value = JsonEventCodec().encode(_created(_b(name="orgName", pt=PT.PREFIXED)))
+    value = JsonEventCodec().encode(created(binding(name="orgName", pt=PT.PREFIXED)))
     document = json.loads(value)
     document["resourceType"] = "Topic"
     document["operation"] = "Read"
     event = JsonEventCodec().decode(json.dumps(document).encode())
     assert isinstance(event, AclCreated)
-    assert event.binding == _b(name="orgName", pt=PT.PREFIXED)
+    assert event.binding == binding(name="orgName", pt=PT.PREFIXED)
 
 
 def test_json_refuses_a_notification_version_kafka_would_refuse() -> None:
-    document = json.loads(JsonEventCodec().encode(_created(_b())))
+    document = json.loads(JsonEventCodec().encode(created(binding())))
     document["version"] = 2
     with pytest.raises(UndecodableRecordError, match="notification version 2"):
         JsonEventCodec().decode(json.dumps(document).encode(), offset=3)
@@ -208,16 +195,16 @@ def test_json_refuses_a_notification_version_kafka_would_refuse() -> None:
 @pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name)
 def test_an_event_is_not_written_in_a_format_too_old_for_it(codec: EventCodec) -> None:
     with pytest.raises(EventFormatError, match="needs event format 2"):
-        codec.encode(_created(_b(pt=PT.PREFIXED)), writer_version=1)
+        codec.encode(created(binding(pt=PT.PREFIXED)), writer_version=1)
     with pytest.raises(EventFormatError, match="needs event format 3"):
-        codec.encode(_created(_b(rt=RT.USER)), writer_version=2)
+        codec.encode(created(binding(rt=RT.USER)), writer_version=2)
     config = ConfigAltered(name="super.users", value="", actor="a", request_id="r", time_ms=0)
     with pytest.raises(EventFormatError):
         codec.encode(config, writer_version=2)
 
 
 def _avro_value() -> bytes:
-    return AvroEventCodec().encode(_created(_b()))
+    return AvroEventCodec().encode(created(binding()))
 
 
 @pytest.mark.parametrize(
@@ -241,7 +228,7 @@ def test_corrupt_avro_is_reported_with_its_offset(value: bytes, reason: str) -> 
 def test_a_schema_the_release_does_not_ship_is_a_typed_error() -> None:
     old_release = AvroEventCodec(writer_version=1, known_versions=[1])
     with pytest.raises(UnknownWriterSchemaError, match="upgrade") as caught:
-        old_release.decode(AvroEventCodec(writer_version=3).encode(_created(_b())), offset=9)
+        old_release.decode(AvroEventCodec(writer_version=3).encode(created(binding())), offset=9)
     assert caught.value.fingerprint == schema_fingerprint(3)
 
 
@@ -267,7 +254,7 @@ def test_distinct_bindings_have_distinct_keys(a: AclBinding, b: AclBinding) -> N
 
 
 def test_keys_name_the_binding_and_the_setting() -> None:
-    b = _b(pt=PT.PREFIXED, perm=PERM.DENY)
+    b = binding(pt=PT.PREFIXED, perm=PERM.DENY)
     assert binding_key(b) == b'["acl","TOPIC","orders","PREFIXED","User:alice","*","READ","DENY"]'
     assert event_key(AclDeleted(binding=b, actor="a", request_id="r", time_ms=0)) == binding_key(b)
     config = ConfigAltered(name="super.users", value="User:a", actor="a", request_id="r", time_ms=0)

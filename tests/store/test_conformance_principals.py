@@ -8,44 +8,32 @@ expectation independent of our code.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from store.conformance import run_files, run_vector
+from store.conformance import run_vector
+from tests.store.vectors import (
+    PRINCIPAL_VECTORS,
+    assert_command_line_passes,
+    assert_every_vector_passes,
+    load,
+)
 
 pytestmark = pytest.mark.unit
 
-CONFORMANCE_DIR = Path(
-    os.environ.get("ACLSTORE_CONFORMANCE_DIR")
-    or Path(__file__).resolve().parents[3] / "shared" / "conformance"
-)
-VECTORS = CONFORMANCE_DIR / "principal_mapping_vectors.jsonl"
-
-
-def _vectors() -> list[dict[str, object]]:
-    if not VECTORS.is_file():
-        return []
-    return [json.loads(line) for line in VECTORS.read_text().splitlines() if line.strip()]
-
 
 def test_vector_file_is_present() -> None:
-    assert VECTORS.is_file(), f"conformance vectors missing at {VECTORS}"
+    assert PRINCIPAL_VECTORS.is_file(), f"conformance vectors missing at {PRINCIPAL_VECTORS}"
 
 
 def test_every_vector_passes_and_none_is_skipped() -> None:
-    summary = run_files([VECTORS])
-    failures = [line for line in summary.lines if not line.startswith("MESSAGE")]
-    assert summary.failed == 0 and summary.skipped == 0, "\n".join(failures)
-    assert summary.passed == len(_vectors()) > 0
+    assert_every_vector_passes(PRINCIPAL_VECTORS)
+
+
+_VECTORS = load(PRINCIPAL_VECTORS)
 
 
 @pytest.mark.parametrize(
-    "vector", _vectors(), ids=[f"{i + 1}-{v['kind']}" for i, v in enumerate(_vectors())]
+    "vector", _VECTORS, ids=[f"{i + 1}-{v['kind']}" for i, v in enumerate(_VECTORS)]
 )
 def test_vector(vector: dict[str, object]) -> None:
     outcome = run_vector(vector)
@@ -80,12 +68,4 @@ def test_a_wrong_message_is_a_note_not_a_failure() -> None:
 
 
 def test_command_line_runner_exits_zero() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "store.conformance", str(VECTORS)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == f"{len(_vectors())} passed, 0 failed, 0 skipped"
+    assert_command_line_passes(PRINCIPAL_VECTORS)

@@ -21,26 +21,11 @@ from store.events import (
     upcast_v1_to_v2,
     upcast_v2_to_v3,
 )
+from tests.store.samples import SAMPLE_TIME_MS, binding, created
 
 pytestmark = pytest.mark.unit
 
 RT, PT, OP, PERM = ResourceType, PatternType, AclOperation, AclPermissionType
-
-
-def binding(
-    rt: ResourceType = RT.TOPIC,
-    name: str = "orders",
-    pt: PatternType = PT.LITERAL,
-    op: AclOperation = OP.READ,
-    perm: AclPermissionType = PERM.ALLOW,
-) -> AclBinding:
-    return AclBinding.of(rt, name, pt, "User:alice", "*", op, perm)
-
-
-def created(b: AclBinding, **kw: int) -> AclCreated:
-    return AclCreated(
-        binding=b, actor="User:admin", request_id="req-1", time_ms=1_700_000_000_000, **kw
-    )
 
 
 # The feature history, worked by hand from the Kafka releases that introduced each feature.
@@ -100,7 +85,7 @@ def test_record_form_uses_kafka_enum_names() -> None:
         "minReaderVersion": 2,
         "actor": "User:admin",
         "requestId": "req-1",
-        "timeMs": 1_700_000_000_000,
+        "timeMs": SAMPLE_TIME_MS,
         "eventType": "ACL_CREATED",
         "resourceType": "TOPIC",
         "name": "orders",
@@ -167,7 +152,7 @@ def test_upcast_of_a_format_1_record_builds_a_literal_binding() -> None:
         binding=binding(),
         actor="User:admin",
         request_id="req-1",
-        time_ms=1_700_000_000_000,
+        time_ms=SAMPLE_TIME_MS,
         schema_version=1,
     )
 
