@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from store.errors import InvalidConfigError, StoreError
 from store.mapping.java_case import java_lower_case
 from store.mapping.java_regex import JAVA_DOLLAR, JavaPattern, JavaRegexError, compile_java
+from store.principal import java_trim
 
 DEFAULT_SSL_PRINCIPAL_MAPPING_RULES = "DEFAULT"
 
@@ -55,15 +56,6 @@ class NoMatchingRule(StoreError):
 
     kafka_exception = "NoMatchingRule"
 
-
-def java_trim(text: str) -> str:
-    """``String.trim()``: strips every char up to U+0020, not Unicode whitespace."""
-    start, end = 0, len(text)
-    while start < end and text[start] <= " ":
-        start += 1
-    while end > start and text[end - 1] <= " ":
-        end -= 1
-    return text[start:end]
 
 
 @dataclass(frozen=True, slots=True)

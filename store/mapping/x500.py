@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from store.errors import InvalidPrincipalError
+from store.principal import java_trim
 
 _CN, _C, _L, _ST, _O, _OU = "2.5.4.3", "2.5.4.6", "2.5.4.7", "2.5.4.8", "2.5.4.10", "2.5.4.11"
 _STREET, _DC, _UID = "2.5.4.9", "0.9.2342.19200300.100.1.25", "0.9.2342.19200300.100.1.1"
@@ -198,14 +199,14 @@ def _parse_ava(text: str, rdn: str) -> Ava:
         return _parse_hex(oid, reader)
     if char_or_end == '"':
         value, printable = _parse_quoted(reader)
-        return _string_ava(oid, _java_trim(value), printable)
+        return _string_ava(oid, java_trim(value), printable)
     value, printable = _parse_string(reader, char_or_end)
     return _string_ava(oid, value, printable)
 
 
 def _keyword_oid(keyword: str) -> str:
     """``AVAKeyword.getOID`` in DEFAULT format: a known keyword, ``OID.n.n`` or ``n.n``."""
-    key = _java_trim(keyword.upper())
+    key = java_trim(keyword.upper())
     if key in _KEYWORD_OIDS:
         return _KEYWORD_OIDS[key]
     if key.startswith("OID."):
@@ -349,9 +350,6 @@ def _is_printable(char: str) -> bool:
     """``DerValue.isPrintableStringChar``."""
     return (char.isascii() and char.isalnum()) or char in _PRINTABLE_EXTRA
 
-
-def _java_trim(text: str) -> str:
-    return text.strip("".join(chr(code) for code in range(0x21)))
 
 
 def _der_length(length: int) -> bytes:
