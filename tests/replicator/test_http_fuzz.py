@@ -19,6 +19,7 @@ from sidecar_support import Raw, start_node
 
 from replicator.auth import read_properties
 from replicator.node import Node
+from store.acl import AclOperation, ResourceType
 
 pytestmark = pytest.mark.unit
 
@@ -209,22 +210,9 @@ def test_the_fuzz_target_still_answers_correctly_afterwards(fuzz_target: tuple[R
 
 # --- well-formed requests with random content: deeper paths, still never a server error -----
 
-OPERATIONS = [
-    "ALL",
-    "READ",
-    "WRITE",
-    "CREATE",
-    "DELETE",
-    "ALTER",
-    "DESCRIBE",
-    "CLUSTER_ACTION",
-    "DESCRIBE_CONFIGS",
-    "ALTER_CONFIGS",
-    "IDEMPOTENT_WRITE",
-    "CREATE_TOKENS",
-    "DESCRIBE_TOKENS",
-]
-TYPES = ["TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER"]
+# Every concrete enum value; UNKNOWN and ANY are never valid in a decision request.
+OPERATIONS = [op.name for op in AclOperation if op not in (AclOperation.UNKNOWN, AclOperation.ANY)]
+TYPES = [rt.name for rt in ResourceType if rt not in (ResourceType.UNKNOWN, ResourceType.ANY)]
 names = st.one_of(st.sampled_from(["*", "", "kafka-cluster", "orders", "ord", "o"]), st.text(max_size=10))
 principals = st.one_of(
     st.sampled_from(["User:bob", "User:*", "Group:x", "User:", ":y"]),
