@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -53,7 +51,6 @@ PREFIX = "foo-bar35_resource-"
 PRINCIPAL = "User:test-user"
 SEED = 20240611
 _MASK = (1 << 64) - 1
-_LOG4J2 = "status = error\nrootLogger.level = ERROR\n"
 
 
 # --- Kafka's side: the Java harness ----------------------------------------------------------
@@ -62,45 +59,17 @@ _LOG4J2 = "status = error\nrootLogger.level = ERROR\n"
 class KafkaHarness:
     """Compiles ``tests/java/KafkaAuthorizerHarness.java`` against the Kafka jars and runs it."""
 
-    def __init__(self, build_dir: Path | None = None) -> None:
-        from store.runtime.maven import kafka_classpath, require_java, require_tool
+    def __init__(self) -> None:
+        from store.runtime.java import compile_harness
+        from store.runtime.maven import kafka_classpath
 
-        require_java()
-        self.javac = require_tool("javac", "install a JDK 17 (apt-get install openjdk-17-jdk-headless)")
-        self.build_dir = build_dir or JAVA_DIR / "build"
-        self.classpath = os.pathsep.join([str(self.build_dir), *map(str, kafka_classpath())])
-        self._compile()
-
-    def _compile(self) -> None:
-        source = JAVA_DIR / f"{HARNESS}.java"
-        target = self.build_dir / f"{HARNESS}.class"
-        self.build_dir.mkdir(parents=True, exist_ok=True)
-        (self.build_dir / "log4j2.properties").write_text(_LOG4J2)
-        if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
-            return
-        proc = subprocess.run(
-            [self.javac, "-Xlint:none", "-d", str(self.build_dir), "-cp", self.classpath, str(source)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"javac failed on {source}:\n{proc.stdout}{proc.stderr}")
+        self.classpath = kafka_classpath()
+        self.build = compile_harness(JAVA_DIR / f"{HARNESS}.java", self.classpath)
 
     def _java(self, args: Sequence[str], timeout: float, heap: str = "1g") -> str:
-        command = [
-            "java",
-            f"-Xmx{heap}",
-            f"-Dlog4j2.configurationFile={self.build_dir / 'log4j2.properties'}",
-            "-cp",
-            self.classpath,
-            HARNESS,
-            *args,
-        ]
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{HARNESS} {args[0]} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-        return proc.stdout
+        from store.runtime.java import run_harness
+
+        return run_harness(self.build, HARNESS, self.classpath, args, timeout=timeout, heap=heap)
 
     def run_cases(self, scenarios: Sequence[dict[str, Any]], work_dir: Path) -> list[list[str]]:
         """Kafka's answers for each scenario's queries (see the Java file for the format)."""
