@@ -3,7 +3,7 @@
 * ``aclstore serve``: run a node (admin API + replica + sidecar API), by default on the embedded
   log under ``./aclstore-data``, listening on ``127.0.0.1:9096``.
 * ``aclstore acls``: ``kafka-acls.sh`` against a store (``--add``, ``--remove``, ``--list``
-  with the same options and habits, :mod:`replicator.acl_command`).
+  with the same options and habits, :mod:`replicator.cli.acl_command`).
 * ``aclstore authorize``: ask a node for decisions as a broker would.
 * ``aclstore configs``: ``kafka-configs.sh``-style describe/alter of the store's settings.
 * ``aclstore status``, ``aclstore credentials create``, ``aclstore dev kafka`` (a real local

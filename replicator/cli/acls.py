@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from replicator import acl_command as ac
+from replicator.cli import acl_command as ac
 from replicator.cli.common import (
     FAILURE_EXIT,
     add_client_options,
@@ -19,7 +19,7 @@ from replicator.cli.common import (
 )
 from replicator.cli.output import failed_results, print_json, print_offset
 from replicator.client import StoreClient
-from replicator.http.wire import binding_from_json, binding_json, filter_json
+from replicator.contract.bindings import binding_from_json, binding_json, filter_json
 from store.acl import AclBinding, AclBindingFilter
 
 

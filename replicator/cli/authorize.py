@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from replicator import acl_command as ac
+from replicator.cli import acl_command as ac
 from replicator.cli.common import add_client_options, add_resource_options, store_client
 from replicator.cli.output import print_json, print_offset
 from replicator.client import StoreClient
-from replicator.http.wire import binding_from_json
+from replicator.contract.bindings import binding_from_json
 
 
 def _identity(args: argparse.Namespace) -> dict[str, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from replicator import acl_command as ac
+from replicator.cli import acl_command as ac
 from replicator.cli.common import add_client_options, store_client
 from replicator.cli.output import print_json, print_offset
 from replicator.client import StoreClient

@@ -14,24 +14,13 @@ from store.errors import InvalidConfigError
 
 
 def create(args: argparse.Namespace) -> int:
-    from replicator.auth import (
-        CREDENTIALS_FILE,
-        PRINCIPAL_KEY,
-        TOKEN_KEY,
-        URL_KEY,
-        CredentialStore,
-        write_properties,
-    )
+    from replicator.cli.serve import write_credential
 
     data_dir = Path(args.data_dir)
     if not data_dir.is_dir():
         raise InvalidConfigError(f"--data-dir {data_dir} is not a directory of a node")
-    token = CredentialStore(data_dir / CREDENTIALS_FILE).create_token(args.principal)
-    values = {PRINCIPAL_KEY: args.principal, TOKEN_KEY: token}
-    if args.url:
-        values[URL_KEY] = args.url
     output = Path(args.output)
-    write_properties(output, values, f"aclstore credential for {args.principal}. Keep it secret.")
+    write_credential(data_dir, args.principal, output, args.url)
     print(f"credential for {args.principal} written to {output}")
     return 0
 

@@ -1,4 +1,9 @@
-"""``aclstore serve``: run one node (admin API, replica and sidecar API) until SIGTERM or Ctrl-C."""
+"""``aclstore serve``: run one node (admin API, replica and sidecar API) until SIGTERM or Ctrl-C.
+
+The only module of the CLI that imports the server (:mod:`replicator.server`), lazily, so that
+the client commands load none of it.  ``aclstore credentials create`` writes into a node's data
+directory with the server's token store through :func:`write_credential`.
+"""
 
 from __future__ import annotations
 
@@ -15,15 +20,16 @@ from replicator.cli.common import __version__
 from store.errors import InvalidConfigError
 
 if TYPE_CHECKING:
-    from replicator.node import NodeSettings
+    from replicator.server.node import NodeSettings
 
 
 def node_settings(args: argparse.Namespace) -> NodeSettings:
     """The node's settings from ``serve``'s options; a combination that cannot work is refused."""
-    from replicator.audit import AuditSettings
-    from replicator.auth import LOOPBACK_NETWORKS, TlsSettings
-    from replicator.node import NodeSettings, hostname_source
     from replicator.replica import ReplicaSettings
+    from replicator.server.audit import AuditSettings
+    from replicator.server.callers import LOOPBACK_NETWORKS
+    from replicator.server.node import NodeSettings, hostname_source
+    from replicator.server.tls import TlsSettings
     from replicator.tailer import TooNewEvents
     from store.log import KafkaLogSettings
     from store.principal import parse_super_users
@@ -77,7 +83,7 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from replicator.node import Node
+    from replicator.server.node import Node
 
     settings = node_settings(args)
     logging.basicConfig(
@@ -128,7 +134,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def add_parser(commands: Any) -> None:
-    from replicator.node import REPLICA_CACHE_SIZE
+    from replicator.server.node import REPLICA_CACHE_SIZE
 
     parser = commands.add_parser(
         "serve", help="run a node: admin API, replica and sidecar API",
@@ -196,3 +202,15 @@ def add_parser(commands: Any) -> None:
         help="what the replica does with events that need a newer format",
     )
     parser.set_defaults(handler=serve)  # fmt: skip
+
+
+def write_credential(data_dir: Path, principal: str, output: Path, url: str | None) -> None:
+    """A new bearer token for ``principal`` in the node's token store, written to ``output``."""
+    from replicator.properties import PRINCIPAL_KEY, TOKEN_KEY, URL_KEY, write_properties
+    from replicator.server.tokens import CREDENTIALS_FILE, CredentialStore
+
+    token = CredentialStore(data_dir / CREDENTIALS_FILE).create_token(principal)
+    values = {PRINCIPAL_KEY: principal, TOKEN_KEY: token}
+    if url:
+        values[URL_KEY] = url
+    write_properties(output, values, f"aclstore credential for {principal}. Keep it secret.")

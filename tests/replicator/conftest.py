@@ -9,7 +9,7 @@ import pytest
 from replica_support import LogFactory
 from sidecar_support import start_node
 
-from replicator.node import Node
+from replicator.server.node import Node
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog
 
 

@@ -16,9 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from replicator.audit import AuditSettings
 from replicator.client import ClientConfig, StoreClient
-from replicator.node import Node, NodeSettings
+from replicator.server.audit import AuditSettings
+from replicator.server.node import Node, NodeSettings
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizerConfig, ScanAclView, authorize
 

@@ -13,10 +13,12 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from schema_support import violations
 from sidecar_support import Raw, action_json, admin_client, binding, create_acls, start_node, wait_until, wire
 
-from replicator.audit import EVENT_TYPE, AuditEmitter, AuditSettings
-from replicator.metrics import SidecarMetrics
+from replicator.contract.audit_event import EVENT_TYPE, audit_event_schema
+from replicator.server.audit import AuditEmitter, AuditSettings
+from replicator.server.metrics import SidecarMetrics
 from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
 from store.log import EmbeddedChangeLog, KafkaChangeLog, KafkaLogSettings
@@ -94,6 +96,8 @@ def test_a_node_emits_cloudevents_with_the_replica_offset(tmp_path: Path) -> Non
         raw.close()
         node.stop()
     assert len(events) == 2
+    schema = audit_event_schema()  # schemas/audit_event_v1.json
+    assert [violations(event, schema) for event in events] == [[], []]
     first = events[0]
     assert {k: first[k] for k in ("specversion", "type", "source", "datacontenttype", "subject")} == {
         "specversion": "1.0",

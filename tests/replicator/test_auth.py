@@ -15,16 +15,12 @@ import pytest
 from sidecar_support import Raw, action_json, admin_client, binding, create_acls, start_node, wire
 
 from replicator import cli
-from replicator.auth import (
-    CallerPolicy,
-    CredentialStore,
-    TlsSettings,
-    peer_distinguished_name,
-    read_properties,
-    write_properties,
-)
 from replicator.client import ClientConfig, StoreClient, StoreClientError
-from replicator.node import Node
+from replicator.properties import read_properties, write_properties
+from replicator.server.callers import CallerPolicy
+from replicator.server.node import Node
+from replicator.server.tls import TlsSettings, peer_distinguished_name
+from replicator.server.tokens import CredentialStore
 from store.acl import AclOperation, ResourceType
 from store.errors import InvalidConfigError
 

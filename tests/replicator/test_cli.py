@@ -19,7 +19,7 @@ import pytest
 from sidecar_support import start_node
 
 from replicator import cli
-from replicator.node import Node
+from replicator.server.node import Node
 
 Run = Callable[..., tuple[int, str, str]]
 

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sidecar_support import Raw, start_node
 
-from replicator.auth import read_properties
-from replicator.node import Node
+from replicator.properties import read_properties
+from replicator.server.node import Node
 from store.acl import AclOperation, ResourceType
 
 pytestmark = pytest.mark.unit

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from replicator.node import _resume_age_bound
 from replicator.replica import ReplicaSettings
+from replicator.server.node import _resume_age_bound
 from store.log import EmbeddedChangeLog
 from store.log.embedded import EmbeddedLogSettings
 

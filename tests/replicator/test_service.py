@@ -24,7 +24,7 @@ from sidecar_support import (
 )
 
 from replicator.client import StoreClient
-from replicator.node import Node
+from replicator.server.node import Node
 from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
 
 pytestmark = pytest.mark.unit

@@ -22,7 +22,7 @@ from sidecar_support import (
     wire,
 )
 
-from replicator.node import Node
+from replicator.server.node import Node
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 
 pytestmark = pytest.mark.kafka

@@ -18,20 +18,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from replicator.audit import BUFFER_FILE, AuditEmitter, AuditSettings, AuditSink
-from replicator.auth import (
+from replicator.contract.openapi import openapi_bytes
+from replicator.replica import Replica, ReplicaSettings
+from replicator.server.audit import BUFFER_FILE, AuditEmitter, AuditSettings, AuditSink
+from replicator.server.callers import LOOPBACK_NETWORKS, CallerPolicy
+from replicator.server.http import SidecarHTTPServer
+from replicator.server.metrics import SidecarMetrics
+from replicator.server.service import IdentityMapper, SidecarService
+from replicator.server.tls import TlsSettings
+from replicator.server.tokens import (
     CREDENTIALS_FILE,
-    LOOPBACK_NETWORKS,
     AdminCredential,
-    CallerPolicy,
     CredentialStore,
-    TlsSettings,
     ensure_admin_credential,
 )
-from replicator.http.server import SidecarHTTPServer
-from replicator.metrics import SidecarMetrics
-from replicator.replica import Replica, ReplicaSettings
-from replicator.service import IdentityMapper, SidecarService
 from store.admin import AclAdmin
 from store.errors import InvalidConfigError
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog, KafkaLogSettings
@@ -113,14 +113,6 @@ class NodeInfo:
     credential: AdminCredential
 
 
-def openapi_document() -> bytes:
-    """The checked-in OpenAPI document (``replicator/openapi.json``), served as is.
-
-    Found next to this module (not through ``importlib.resources``: under pytest, the test
-    folder ``tests/replicator`` can shadow the package name as a namespace package)."""
-    return Path(__file__).with_name("openapi.json").read_bytes()
-
-
 class Node:
     """Build with settings, :meth:`start`, and :meth:`stop` (or use as a context manager)."""
 
@@ -200,7 +192,7 @@ class Node:
         )
         service = SidecarService(
             replica=self.replica, admin=self.admin, policy=policy, identities=identities,
-            metrics=self.metrics, audit=self.audit, openapi=openapi_document(),
+            metrics=self.metrics, audit=self.audit, openapi=openapi_bytes(),
         )  # fmt: skip
         tls_context = s.tls.server_context() if s.tls is not None else None
         try:

@@ -2,8 +2,9 @@
 
 Denials are always emitted; allows are sampled (``allow_sample_rate``).  The request path only
 appends a small tuple to an in-memory queue; a sender thread turns them into CloudEvents
-(``specversion`` 1.0, ``type`` :data:`EVENT_TYPE`, ``data`` holding principal, host, operation,
-resource, pattern type, result, reason and the replica offset the decision reflects) and
+(built by :mod:`replicator.contract.audit_event`, declared in ``schemas/audit_event_v1.json``:
+``specversion`` 1.0, ``data`` holding principal, host, operation, resource, pattern type,
+result, reason and the replica offset the decision reflects) and
 appends them to the sink, a :class:`~store.log.base.ChangeLog` (an audit topic next to the ACL
 topic on Kafka, or an embedded log in the data directory), which acknowledges before anything
 counts as sent.
@@ -19,7 +20,6 @@ its CloudEvents ``id`` identifies.
 from __future__ import annotations
 
 import collections
-import json
 import logging
 import random
 import sqlite3
@@ -28,17 +28,14 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Protocol
 
-from replicator.http.wire import reason_json
-from replicator.metrics import AuditFigures
+from replicator.contract.audit_event import audit_event, encode_audit_event
+from replicator.server.metrics import AuditFigures
 from store.authorizer import ALLOWED, Action, Decision
 from store.errors import StoreError
 
-EVENT_TYPE: Final = "io.aclstore.authorization.decision.v1"
-SPEC_VERSION: Final = "1.0"
 BUFFER_FILE: Final = "audit-buffer.sqlite3"
 
 _log = logging.getLogger("aclstore.audit")
@@ -90,27 +87,11 @@ def cloud_event(item: _Pending, source: str) -> tuple[bytes, bytes]:
     """One decision as a CloudEvents JSON record: (key = event id, value = the event)."""
     time_ns, principal, host, action, decision, offset = item
     event_id = uuid.uuid4().hex
-    event = {
-        "specversion": SPEC_VERSION,
-        "id": event_id,
-        "source": source,
-        "type": EVENT_TYPE,
-        "time": datetime.fromtimestamp(time_ns / 1e9, UTC).isoformat(timespec="microseconds"),
-        "datacontenttype": "application/json",
-        "subject": principal,
-        "data": {
-            "principal": principal,
-            "host": host,
-            "operation": action.operation.name,
-            "resourceType": action.resource_type.name,
-            "resourceName": action.name,
-            "patternType": action.pattern_type.name,
-            "result": decision.result.value,
-            "reason": reason_json(decision),
-            "offset": offset,
-        },
-    }
-    return event_id.encode(), json.dumps(event, separators=(",", ":")).encode("utf-8")
+    event = audit_event(
+        event_id=event_id, source=source, time_ns=time_ns, principal=principal, host=host,
+        action=action, decision=decision, offset=offset,
+    )  # fmt: skip
+    return event_id.encode(), encode_audit_event(event)
 
 
 class AuditBuffer:

@@ -25,9 +25,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
-from replicator.auth import CallerNotAllowedError, UnauthenticatedError
+from replicator.contract.answers import error_json
+from replicator.contract.fields import dumps, parse_json
 from replicator.errors import ConsistencyTimeoutError, ReplicaError
-from replicator.http import wire
+from replicator.server.errors import CallerNotAllowedError, UnauthenticatedError
 from store.errors import (
     AuthorizationError,
     AuthorizerNotReadyError,
@@ -59,7 +60,7 @@ class HttpRequest:
     peer_subject: PeerSubject | None = None
 
     def json(self) -> Any:
-        return wire.parse_json(self.body)
+        return parse_json(self.body)
 
     @property
     def authorization(self) -> str | None:
@@ -76,7 +77,7 @@ class Response:
     @classmethod
     def json(cls, value: Any, status: int = 200, **headers: str) -> Response:
         extra = tuple((k.replace("_", "-"), v) for k, v in headers.items())
-        return cls(status, wire.dumps(value), JSON, extra)
+        return cls(status, dumps(value), JSON, extra)
 
 
 RouteHandler = Callable[[HttpRequest], Response]
@@ -118,7 +119,7 @@ def error_response(exc: BaseException) -> Response:
     if status == 500:
         _log.exception("internal error answering a request", exc_info=exc)
         return Response.json(
-            wire.error_json("INTERNAL_ERROR", "internal error; see the node's log"), 500
+            error_json("INTERNAL_ERROR", "internal error; see the node's log"), 500
         )
     message = exc.message if isinstance(exc, StoreError) else str(exc)
     extra: dict[str, Any] = {}
@@ -132,7 +133,7 @@ def error_response(exc: BaseException) -> Response:
         headers["WWW_Authenticate"] = 'Bearer realm="aclstore"'
     if status == 503:
         headers["Retry_After"] = "1"
-    return Response.json(wire.error_json(type(exc).__name__, message, **extra), status, **headers)
+    return Response.json(error_json(type(exc).__name__, message, **extra), status, **headers)
 
 
 class SidecarHTTPServer(ThreadingHTTPServer):
@@ -230,7 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = self._read_body()
         except _BodyError as exc:
             self.close_connection = True
-            response = Response.json(wire.error_json(exc.error, exc.message), exc.status)
+            response = Response.json(error_json(exc.error, exc.message), exc.status)
         else:
             if route is None:
                 response = self._no_route(path)
@@ -250,10 +251,10 @@ class _Handler(BaseHTTPRequestHandler):
         if allowed is None:
             known = ", ".join(sorted(self.server.methods_by_path))
             return Response.json(
-                wire.error_json("NOT_FOUND", f"no route {path}; routes: {known}"), 404
+                error_json("NOT_FOUND", f"no route {path}; routes: {known}"), 404
             )
         return Response.json(
-            wire.error_json("METHOD_NOT_ALLOWED", f"{path} accepts {', '.join(sorted(allowed))}, "
+            error_json("METHOD_NOT_ALLOWED", f"{path} accepts {', '.join(sorted(allowed))}, "
                             f"not {self.command}"),
             405, Allow=", ".join(sorted(allowed)),
         )  # fmt: skip
@@ -308,7 +309,7 @@ class _Handler(BaseHTTPRequestHandler):
         if explain:
             text = f"{text}: {explain}"
         with contextlib.suppress(OSError):
-            self._send(Response.json(wire.error_json("BAD_HTTP_REQUEST", text), code), "unrouted")
+            self._send(Response.json(error_json("BAD_HTTP_REQUEST", text), code), "unrouted")
 
     def log_message(self, format: str, *args: Any) -> None:
         _log.debug("%s - %s", self.address_string(), format % args)

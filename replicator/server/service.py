@@ -13,25 +13,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
-from replicator.audit import AuditEmitter
-from replicator.auth import Caller, CallerPolicy
+from replicator.contract import answers, requests
+from replicator.contract.endpoints import ENDPOINTS
+from replicator.contract.fields import BadRequestError
 from replicator.errors import ConsistencyTimeoutError
-from replicator.http import wire
-from replicator.http.server import HttpRequest, Response, Route
-from replicator.metrics import CONTENT_TYPE, ReplicaFigures, SidecarMetrics
 from replicator.replica import Answer, ReplicaStatus
-from store.acl import AclBinding, AclBindingFilter, AclOperation, PatternType, ResourceType
+from replicator.server.audit import AuditEmitter
+from replicator.server.callers import Caller, CallerPolicy
+from replicator.server.http import HttpRequest, Response, Route, RouteHandler
+from replicator.server.metrics import CONTENT_TYPE, ReplicaFigures, SidecarMetrics
+from store.acl import AclBinding, AclOperation, PatternType, ResourceType
 from store.admin import AclAdmin
 from store.authorizer import ALLOWED, Action, Decision
 from store.errors import StoreError
 from store.mapping import KerberosShortNamer, SslPrincipalMapper, x500_get_name
 from store.principal import KafkaPrincipal
-from store.protocol import PROTOCOL_TABLE, checks_for
-
-API_KEYS: dict[str, int] = {row.api_name: row.api_key for row in PROTOCOL_TABLE}
-_API_NAMES: dict[int, str] = {row.api_key: row.api_name for row in PROTOCOL_TABLE}
+from store.protocol import checks_for
 
 
 class DecisionReplica(Protocol):
@@ -80,21 +79,21 @@ class IdentityMapper:
     ) -> None:
         self.ssl = SslPrincipalMapper(ssl_principal_mapping_rules or "DEFAULT")
         self.kerberos = KerberosShortNamer(kerberos_default_realm, kerberos_rules)
-        self._cache: dict[wire.Identity, str] = {}
+        self._cache: dict[requests.Identity, str] = {}
 
-    def principal(self, identity: wire.Identity) -> str:
-        if identity.kind is wire.IdentityKind.PRINCIPAL:
+    def principal(self, identity: requests.Identity) -> str:
+        if identity.kind is requests.IdentityKind.PRINCIPAL:
             return identity.text
         cached = self._cache.get(identity)
         if cached is not None:
             return cached
         try:
-            if identity.kind is wire.IdentityKind.SSL_DISTINGUISHED_NAME:
+            if identity.kind is requests.IdentityKind.SSL_DISTINGUISHED_NAME:
                 name = self.ssl.get_name(x500_get_name(identity.text))
             else:
                 name = self.kerberos.short_name(identity.text)
         except StoreError as exc:
-            raise wire.BadRequestError(
+            raise BadRequestError(
                 f"{identity.kind.value} {identity.text!r}: {exc.message}"
             ) from exc
         principal = str(KafkaPrincipal.user(name))
@@ -115,38 +114,6 @@ def replica_figures(status: ReplicaStatus) -> ReplicaFigures:
         ignored_events=status.ignored_events,
         skipped_records=status.skipped_records,
     )
-
-
-def status_json(status: ReplicaStatus) -> dict[str, Any]:
-    stopped = status.stopped
-    return {
-        "ready": status.ready,
-        "offset": status.offset,
-        "timestampMs": status.timestamp_ms,
-        "readyOffset": status.ready_offset,
-        "logEndOffset": status.log_end_offset,
-        "lag": status.lag,
-        "stopped": None
-        if stopped is None
-        else {"offset": stopped.offset, "reason": stopped.reason},
-        "logError": status.log_error,
-        "fatalError": status.fatal_error,
-        "bindings": status.bindings,
-        "ignoredEvents": status.ignored_events,
-        "skippedRecords": status.skipped_records,
-        "readerVersion": status.reader_version,
-        "tooNewEvents": status.too_new_events,
-    }
-
-
-def _item_error(exc: StoreError | None) -> dict[str, Any] | None:
-    if exc is None:
-        return None
-    return {
-        "error": type(exc).__name__,
-        "message": exc.message,
-        "kafkaErrorCode": int(exc.error_code),
-    }
 
 
 class SidecarService:
@@ -175,23 +142,18 @@ class SidecarService:
             metrics.bind_audit(audit.figures)
 
     def routes(self) -> list[Route]:
-        r = Route
-        return [
-            r("GET", "/healthz", "healthz", self.healthz),
-            r("GET", "/readyz", "readyz", self.readyz),
-            r("GET", "/metrics", "metrics", self.prometheus),
-            r("GET", "/openapi.json", "openapi", self.openapi_document),
-            r("GET", "/v1/status", "status", self.status),
-            r("POST", "/v1/authorize", "authorize", self.authorize),
-            r("POST", "/v1/authorize-by-resource-type", "authorize_by_resource_type",
-              self.authorize_by_resource_type),
-            r("POST", "/v1/authorize-request", "authorize_request", self.authorize_request),
-            r("POST", "/v1/acls", "create_acls", self.create_acls),
-            r("POST", "/v1/acls/describe", "describe_acls", self.describe_acls),
-            r("POST", "/v1/acls/delete", "delete_acls", self.delete_acls),
-            r("POST", "/v1/configs/describe", "describe_configs", self.describe_configs),
-            r("POST", "/v1/configs/alter", "alter_configs", self.alter_configs),
-        ]  # fmt: skip
+        """One route per endpoint of the contract (:data:`ENDPOINTS`), bound to its handler."""
+        handlers: dict[str, RouteHandler] = {
+            "healthz": self.healthz, "readyz": self.readyz, "metrics": self.prometheus,
+            "openapi": self.openapi_document, "status": self.status,
+            "authorize": self.authorize,
+            "authorize_by_resource_type": self.authorize_by_resource_type,
+            "authorize_request": self.authorize_request,
+            "create_acls": self.create_acls, "describe_acls": self.describe_acls,
+            "delete_acls": self.delete_acls,
+            "describe_configs": self.describe_configs, "alter_configs": self.alter_configs,
+        }  # fmt: skip
+        return [Route(e.method, e.path, e.name, handlers[e.name]) for e in ENDPOINTS]
 
     # --- callers ----------------------------------------------------------------------------
 
@@ -216,18 +178,16 @@ class SidecarService:
         """``Authorizer.authorize`` (KIP-50): one result per action, in order."""
         started = time.perf_counter()
         self._check_decision_caller(request)
-        body = wire.authorize_request(request.json())
+        body = requests.authorize_request(request.json())
         principal = self.identities.principal(body.identity)
         answer = self.replica.authorize(
             principal, body.host, body.actions, min_offset=body.min_offset, timeout=body.timeout_s
         )
         decisions = answer.value
-        results = [d.result.value for d in decisions]
-        out: dict[str, Any] = {"results": results, "offset": answer.offset}
-        if body.explain:
-            out["reasons"] = [wire.reason_json(d) for d in decisions]
-        if body.identity.kind is not wire.IdentityKind.PRINCIPAL:
-            out["principal"] = principal
+        out = answers.authorize_answer(
+            decisions, answer.offset, explain=body.explain,
+            mapped_principal=self._mapped(body.identity, principal),
+        )  # fmt: skip
         self._account("authorize", principal, body.host, body.actions, decisions, answer.offset)
         self.metrics.observe_latency("authorize", time.perf_counter() - started)
         return Response.json(out)
@@ -236,18 +196,17 @@ class SidecarService:
         """``Authorizer.authorizeByResourceType`` (KIP-679)."""
         started = time.perf_counter()
         self._check_decision_caller(request)
-        body = wire.by_resource_type_request(request.json())
+        body = requests.by_resource_type_request(request.json())
         principal = self.identities.principal(body.identity)
         answer = self.replica.authorize_by_resource_type(
             principal, body.host, body.operation, body.resource_type,
             min_offset=body.min_offset, timeout=body.timeout_s,
         )  # fmt: skip
         decision = answer.value
-        out: dict[str, Any] = {"result": decision.result.value, "offset": answer.offset}
-        if body.explain:
-            out["reason"] = wire.reason_json(decision)
-        if body.identity.kind is not wire.IdentityKind.PRINCIPAL:
-            out["principal"] = principal
+        out = answers.by_resource_type_answer(
+            decision, answer.offset, explain=body.explain,
+            mapped_principal=self._mapped(body.identity, principal),
+        )  # fmt: skip
         # "Some resource of this type": audited with the wildcard name and pattern type ANY.
         probe = Action(body.operation, body.resource_type, "*", PatternType.ANY)
         self._account("by_resource_type", principal, body.host, [probe], [decision], answer.offset)
@@ -262,7 +221,7 @@ class SidecarService:
         """
         started = time.perf_counter()
         self._check_decision_caller(request)
-        body = wire.request_check_request(request.json(), API_KEYS)
+        body = requests.request_check_request(request.json())
         principal = self.identities.principal(body.identity)
         steps = checks_for(
             body.api_key, topics=body.topics, group=body.group, groups=body.groups,
@@ -282,35 +241,23 @@ class SidecarService:
             principal, body.host, actions, min_offset=body.min_offset, timeout=body.timeout_s
         )
         decisions = answer.value
-        out_steps = []
-        for step in steps:
-            checks = []
-            for check in step.any_of:
-                decision = decisions[unique[(check.operation, check.resource_type, check.name)]]
-                item: dict[str, Any] = {
-                    "operation": check.operation.name,
-                    "resourceType": check.resource_type.name,
-                    "resourceName": check.name,
-                    "result": decision.result.value,
-                }
-                if body.explain:
-                    item["reason"] = wire.reason_json(decision)
-                checks.append(item)
-            allowed = any(c["result"] == ALLOWED.value for c in checks)
-            out_steps.append({"result": ALLOWED.value if allowed else "DENIED", "anyOf": checks})
-        overall = all(s["result"] == ALLOWED.value for s in out_steps)
-        out: dict[str, Any] = {
-            "result": ALLOWED.value if overall else "DENIED",
-            "apiKey": body.api_key,
-            "apiName": _API_NAMES.get(body.api_key, str(body.api_key)),
-            "steps": out_steps,
-            "offset": answer.offset,
-        }
-        if body.identity.kind is not wire.IdentityKind.PRINCIPAL:
-            out["principal"] = principal
+        decided = [
+            [(c, decisions[unique[(c.operation, c.resource_type, c.name)]]) for c in step.any_of]
+            for step in steps
+        ]
+        out = answers.request_check_answer(
+            api_key=body.api_key, api_name=requests.api_name(body.api_key), steps=decided,
+            offset=answer.offset, explain=body.explain,
+            mapped_principal=self._mapped(body.identity, principal),
+        )  # fmt: skip
         self._account("authorize_request", principal, body.host, actions, decisions, answer.offset)
         self.metrics.observe_latency("authorize_request", time.perf_counter() - started)
         return Response.json(out)
+
+    @staticmethod
+    def _mapped(identity: requests.Identity, principal: str) -> str | None:
+        """The principal a raw identity was mapped to; None when the caller gave a principal."""
+        return None if identity.kind is requests.IdentityKind.PRINCIPAL else principal
 
     def _account(
         self,
@@ -330,48 +277,23 @@ class SidecarService:
 
     def create_acls(self, request: HttpRequest) -> Response:
         actor = self._admin_principal(request)
-        items = wire.bindings(request.json())
+        items = requests.bindings(request.json())
         valid = [item for item in items if isinstance(item, AclBinding)]
         result = self.admin.create_acls(valid, actor=actor, host=request.address)
-        by_position = iter(result.results)
-        out: list[dict[str, Any]] = []
-        for item in items:
-            if isinstance(item, wire.InvalidItem):
-                error = {"error": "InvalidAclError", "message": item.message, "kafkaErrorCode": 42}
-                out.append({"binding": item.raw, "error": error})
-                continue
-            created = next(by_position)
-            out.append(
-                {"binding": wire.binding_json(created.binding), "error": _item_error(created.error)}
-            )
-        return Response.json(
-            {"results": out, "offset": result.offset, "recordsWritten": result.records_written}
-        )
+        return Response.json(answers.create_acls_answer(items, result))
 
     def describe_acls(self, request: HttpRequest) -> Response:
         actor = self._admin_principal(request)
-        body = wire.describe_request(request.json() if request.body.strip() else {})
+        body = requests.describe_request(request.json() if request.body.strip() else {})
         result = self.admin.describe_acls(body.acl_filter, actor=actor, host=request.address)
         self._check_min_offset(body.min_offset, result.offset)
-        return Response.json(
-            {"bindings": [wire.binding_json(b) for b in result.bindings], "offset": result.offset}
-        )
+        return Response.json(answers.describe_acls_answer(result))
 
     def delete_acls(self, request: HttpRequest) -> Response:
         actor = self._admin_principal(request)
-        filters: list[AclBindingFilter] = wire.delete_filters(request.json())
+        filters = requests.delete_filters(request.json())
         result = self.admin.delete_acls(filters, actor=actor, host=request.address)
-        out = [
-            {
-                "filter": wire.filter_json(item.filter),
-                "deleted": [wire.binding_json(b) for b in item.deleted],
-                "error": _item_error(item.error),
-            }
-            for item in result.results
-        ]
-        return Response.json(
-            {"results": out, "offset": result.offset, "recordsWritten": result.records_written}
-        )
+        return Response.json(answers.delete_acls_answer(result))
 
     @staticmethod
     def _check_min_offset(min_offset: int | None, reached: int) -> None:
@@ -387,52 +309,32 @@ class SidecarService:
 
     def describe_configs(self, request: HttpRequest) -> Response:
         actor = self._admin_principal(request)
-        names = wire.describe_configs_request(request.json() if request.body.strip() else None)
+        names = requests.describe_configs_request(request.json() if request.body.strip() else None)
         result = self.admin.describe_configs(names or None, actor=actor, host=request.address)
-        configs = [
-            {
-                "name": e.name,
-                "value": e.value,
-                "isDefault": e.is_default,
-                "isSensitive": e.is_sensitive,
-                "isReadOnly": e.is_read_only,
-                "doc": e.doc,
-            }
-            for e in result.entries
-        ]
-        return Response.json({"configs": configs, "offset": result.offset})
+        return Response.json(answers.describe_configs_answer(result))
 
     def alter_configs(self, request: HttpRequest) -> Response:
         actor = self._admin_principal(request)
-        body = wire.alter_configs_request(request.json())
+        configs, validate_only = requests.alter_configs_request(request.json())
         result = self.admin.alter_configs(
-            body.configs, actor=actor, host=request.address, validate_only=body.validate_only
+            configs, actor=actor, host=request.address, validate_only=validate_only
         )
-        return Response.json(
-            {
-                "changed": list(result.changed),
-                "validateOnly": result.validate_only,
-                "offset": result.offset,
-            }
-        )
+        return Response.json(answers.alter_configs_answer(result))
 
     # --- the node -------------------------------------------------------------------------------
 
     def healthz(self, request: HttpRequest) -> Response:
-        status = self.replica.status()
-        if status.fatal_error is not None:
-            return Response.json({"status": "failed", "error": status.fatal_error}, 503)
-        return Response.json({"status": "ok"})
+        fatal_error = self.replica.status().fatal_error
+        return Response.json(answers.health_answer(fatal_error), 503 if fatal_error is not None else 200)
 
     def readyz(self, request: HttpRequest) -> Response:
         """200 once the replica has applied the log end it saw at start (fail closed before)."""
         status = self.replica.status()
-        body = status_json(status)
-        return Response.json(body, 200 if status.ready else 503)
+        return Response.json(answers.status_json(status), 200 if status.ready else 503)
 
     def status(self, request: HttpRequest) -> Response:
         self._check_decision_caller(request)
-        return Response.json(status_json(self.replica.status()))
+        return Response.json(answers.status_json(self.replica.status()))
 
     def prometheus(self, request: HttpRequest) -> Response:
         return Response(200, self.metrics.render(), CONTENT_TYPE)

@@ -1,0 +1,273 @@
+"""Requests of the sidecar API: JSON bodies to typed requests, pure functions, no I/O.
+
+Every parser takes the decoded JSON value and returns typed requests from :mod:`store.acl` and
+:mod:`store.authorizer`, or raises :class:`BadRequestError` whose message names the field (as a
+JSON path such as ``actions[2].operation``), the offending value and what would be accepted.
+Enum names are accepted as Kafka's ``fromString`` reads them (any letter case, ``DescribeConfigs``
+or ``DESCRIBE_CONFIGS``); a name Kafka does not know is a 400, never ``UNKNOWN``: a typo in a
+request must not silently become a different question.
+
+Field names follow KIP-290's change notification (``resourceType``, ``patternType``) and
+KIP-140's describe filters; bindings use ``resourceName`` like the authorize actions.
+"""
+
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from replicator.contract.bindings import RESOURCE_NAME, InvalidItem, acl_filter, binding
+from replicator.contract.fields import (
+    LITERAL_ONLY,
+    MAX_ACTIONS,
+    SPECIFIC_OPS,
+    SPECIFIC_TYPES,
+    BadRequestError,
+    array,
+    check_principal,
+    enum_value,
+    flag,
+    min_offset,
+    obj,
+    optional_text,
+    show,
+    text,
+    texts,
+    timeout_s,
+)
+from store.acl import AclBinding, AclBindingFilter, AclOperation, PatternType, ResourceType
+from store.authorizer import Action
+from store.protocol import PROTOCOL_TABLE
+
+API_KEYS: Final[Mapping[str, int]] = {row.api_name: row.api_key for row in PROTOCOL_TABLE}
+"""Kafka API names (``PRODUCE``) to keys, from the API-key table (:mod:`store.protocol`)."""
+_API_NAMES: Final[Mapping[int, str]] = {row.api_key: row.api_name for row in PROTOCOL_TABLE}
+
+
+class IdentityKind(enum.Enum):
+    """How the caller named the identity to authorize."""
+
+    PRINCIPAL = "principal"
+    """``Type:name`` as Kafka's ACLs store it."""
+    SSL_DISTINGUISHED_NAME = "sslDistinguishedName"
+    """A TLS client certificate's subject, mapped by ``ssl.principal.mapping.rules``."""
+    KERBEROS_PRINCIPAL = "kerberosPrincipal"
+    """A Kerberos name, mapped by ``sasl.kerberos.principal.to.local.rules``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """The identity of an authorize request, before principal mapping."""
+
+    kind: IdentityKind
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizeRequest:
+    identity: Identity
+    host: str
+    actions: list[Action]
+    min_offset: int | None
+    explain: bool
+    timeout_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ByResourceTypeRequest:
+    identity: Identity
+    host: str
+    operation: AclOperation
+    resource_type: ResourceType
+    min_offset: int | None
+    explain: bool
+    timeout_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestCheckRequest:
+    """A request-level check: every ACL check the Kafka request ``api_key`` needs."""
+
+    identity: Identity
+    host: str
+    api_key: int
+    topics: tuple[str, ...]
+    group: str | None
+    groups: tuple[str, ...]
+    transactional_id: str | None
+    idempotent: bool
+    follower: bool
+    auto_create: bool
+    broker_configs: bool
+    min_offset: int | None
+    explain: bool
+    timeout_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeAclsRequest:
+    acl_filter: AclBindingFilter
+    min_offset: int | None
+
+
+# --- identities and actions -----------------------------------------------------------------
+
+_IDENTITY_KEYS = tuple(kind.value for kind in IdentityKind)
+
+
+def identity(data: Mapping[str, Any]) -> Identity:
+    """Exactly one of ``principal``, ``sslDistinguishedName`` or ``kerberosPrincipal``."""
+    given = [key for key in _IDENTITY_KEYS if data.get(key) is not None]
+    if len(given) != 1:
+        raise BadRequestError(
+            'give exactly one identity: principal ("User:bob"), sslDistinguishedName '
+            f'("CN=bob,OU=...") or kerberosPrincipal ("bob/host@REALM"); got {given or "none"}'
+        )
+    key = given[0]
+    value = text(data, key, "")
+    kind = IdentityKind(key)
+    if kind is IdentityKind.PRINCIPAL:
+        check_principal(value, "principal")
+    return Identity(kind, value)
+
+
+_ACTION_KEYS = frozenset({"operation", "resourceType", RESOURCE_NAME, "patternType"})
+_AUTHORIZE_KEYS = frozenset(
+    {*_IDENTITY_KEYS, "host", "actions", "minOffset", "explain", "timeoutMs"}
+)
+
+
+def action(value: Any, path: str) -> Action:
+    data = obj(value, path, _ACTION_KEYS)
+    operation = enum_value(AclOperation, data.get("operation"), f"{path}.operation", SPECIFIC_OPS)
+    resource_type = enum_value(
+        ResourceType, data.get("resourceType"), f"{path}.resourceType", SPECIFIC_TYPES
+    )
+    name = text(data, RESOURCE_NAME, path)
+    if data.get("patternType") is not None:
+        enum_value(PatternType, data["patternType"], f"{path}.patternType", LITERAL_ONLY)
+    return Action(operation, resource_type, name)
+
+
+def authorize_request(body: Any) -> AuthorizeRequest:
+    data = obj(body, "", _AUTHORIZE_KEYS)
+    items = array(data, "actions", "", limit=MAX_ACTIONS)
+    actions = [action(item, f"actions[{i}]") for i, item in enumerate(items)]
+    return AuthorizeRequest(
+        identity(data),
+        text(data, "host", ""),
+        actions,
+        min_offset(data),
+        flag(data, "explain", ""),
+        timeout_s(data),
+    )
+
+
+_BY_TYPE_KEYS = frozenset(
+    {*_IDENTITY_KEYS, "host", "operation", "resourceType", "minOffset", "explain", "timeoutMs"}
+)
+
+
+def by_resource_type_request(body: Any) -> ByResourceTypeRequest:
+    data = obj(body, "", _BY_TYPE_KEYS)
+    return ByResourceTypeRequest(
+        identity(data),
+        text(data, "host", ""),
+        enum_value(AclOperation, data.get("operation"), "operation", SPECIFIC_OPS),
+        enum_value(ResourceType, data.get("resourceType"), "resourceType", SPECIFIC_TYPES),
+        min_offset(data),
+        flag(data, "explain", ""),
+        timeout_s(data),
+    )
+
+
+_REQUEST_CHECK_KEYS = frozenset(
+    {*_IDENTITY_KEYS, "host", "apiKey", "topics", "group", "groups", "transactionalId",
+     "idempotent", "follower", "autoCreate", "brokerConfigs", "minOffset", "explain", "timeoutMs"}
+)  # fmt: skip
+
+
+def api_key(value: Any, names: Mapping[str, int]) -> int:
+    """A Kafka API key as its number (0) or its name (``PRODUCE``, ``Produce``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        key = names.get(value.upper().replace("-", "_"))
+        if key is None and value.isdigit():
+            key = int(value)
+        if key is not None:
+            return key
+    known = ", ".join(sorted(names, key=names.__getitem__))
+    raise BadRequestError(
+        f"apiKey: {show(value)} is not a Kafka API key; use a number or one of {known}"
+    )
+
+
+def api_name(key: int) -> str:
+    """The name of a Kafka API key (``0`` -> ``PRODUCE``), or the number as text."""
+    return _API_NAMES.get(key, str(key))
+
+
+def request_check_request(
+    body: Any, api_names: Mapping[str, int] = API_KEYS
+) -> RequestCheckRequest:
+    data = obj(body, "", _REQUEST_CHECK_KEYS)
+    return RequestCheckRequest(
+        identity=identity(data),
+        host=text(data, "host", ""),
+        api_key=api_key(data.get("apiKey"), api_names),
+        topics=texts(data, "topics", ""),
+        group=optional_text(data, "group", ""),
+        groups=texts(data, "groups", ""),
+        transactional_id=optional_text(data, "transactionalId", ""),
+        idempotent=flag(data, "idempotent", ""),
+        follower=flag(data, "follower", ""),
+        auto_create=flag(data, "autoCreate", ""),
+        broker_configs=flag(data, "brokerConfigs", ""),
+        min_offset=min_offset(data),
+        explain=flag(data, "explain", ""),
+        timeout_s=timeout_s(data),
+    )
+
+
+def bindings(body: Any) -> list[AclBinding | InvalidItem]:
+    data = obj(body, "", frozenset({"bindings"}))
+    return [binding(item, f"bindings[{i}]") for i, item in enumerate(array(data, "bindings", ""))]
+
+
+def describe_request(body: Any) -> DescribeAclsRequest:
+    data = obj(body, "", frozenset({"filter", "minOffset"}))
+    return DescribeAclsRequest(acl_filter(data.get("filter"), "filter"), min_offset(data))
+
+
+def delete_filters(body: Any) -> list[AclBindingFilter]:
+    data = obj(body, "", frozenset({"filters"}))
+    return [acl_filter(item, f"filters[{i}]") for i, item in enumerate(array(data, "filters", ""))]
+
+
+def describe_configs_request(body: Any) -> tuple[str, ...]:
+    data = obj(body if body is not None else {}, "", frozenset({"names"}))
+    return texts(data, "names", "")
+
+
+def alter_configs_request(body: Any) -> tuple[dict[str, str | None], bool]:
+    """``{"configs": {"super.users": "User:a;User:b", "x": null}, "validateOnly": true}``:
+    the changes and ``validateOnly``; null resets a setting to its default (KIP-133's delete).
+
+    A pair, not a request class: what an alter-configs policy sees is
+    :class:`store.settings.AlterConfigsRequest`, the one type of that name."""
+    data = obj(body, "", frozenset({"configs", "validateOnly"}))
+    configs = data.get("configs")
+    if not isinstance(configs, dict) or not configs:
+        raise BadRequestError(
+            f"configs must be a non-empty object of name -> value (or null), got {show(configs)}"
+        )
+    for key, value in configs.items():
+        if value is not None and not isinstance(value, str):
+            raise BadRequestError(f"configs.{key} must be a string or null, got {show(value)}")
+    return dict(configs), flag(data, "validateOnly", "")
+
+

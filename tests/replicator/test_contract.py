@@ -1,0 +1,255 @@
+"""The API contract: the OpenAPI document is what the contract generates and what its parsers
+and answer builders do; the audit event is what ``schemas/audit_event_v1.json`` declares.
+
+No server runs here: the parsers are probed with bodies, the answers built from hand-made
+results, and both compared with the checked-in documents field by field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from schema_support import violations
+
+from replicator.contract import answers, requests
+from replicator.contract.audit_event import EVENT_TYPE, SCHEMA_FILE, audit_event, audit_event_schema
+from replicator.contract.bindings import RESOURCE_NAME, acl_filter, binding
+from replicator.contract.endpoints import ENDPOINTS
+from replicator.contract.fields import BadRequestError
+from replicator.contract.openapi import openapi_bytes, openapi_document
+from store.acl import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, PatternType, ResourceType
+from store.admin import (
+    AclCreationResult,
+    AclDeletionResult,
+    AlterConfigsResult,
+    CreateAclsResult,
+    DeleteAclsResult,
+    DescribeAclsResult,
+    DescribeConfigsResult,
+)
+from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
+from store.errors import InvalidRequestError
+from store.protocol import Check
+from store.settings import ConfigEntry
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = json.loads((ROOT / "replicator" / "openapi.json").read_text(encoding="utf-8"))
+SCHEMAS: dict[str, Any] = DOC["components"]["schemas"]
+DENY_BINDING = AclBinding.of(
+    ResourceType.TOPIC, "secret", PatternType.PREFIXED, "User:eve", "*", AclOperation.READ,
+    AclPermissionType.DENY,
+)  # fmt: skip
+BY_ACL = Decision(AuthorizationResult.DENIED, DecisionRule.MATCHING_ACL, DENY_BINDING)
+BY_DEFAULT = Decision(AuthorizationResult.ALLOWED, DecisionRule.DEFAULT_ALLOW)
+
+
+def test_the_checked_in_document_is_the_generated_one() -> None:
+    """Run ``python -m replicator.contract`` after changing the contract."""
+    assert (ROOT / "replicator" / "openapi.json").read_bytes() == openapi_bytes()
+
+
+def test_every_endpoint_is_documented_and_every_documented_path_is_an_endpoint() -> None:
+    documented = {(m.upper(), path) for path, item in DOC["paths"].items() for m in item}
+    assert documented == {(e.method, e.path) for e in ENDPOINTS}
+    assert len({e.name for e in ENDPOINTS}) == len(ENDPOINTS)
+
+
+def test_every_reference_in_the_document_resolves() -> None:
+    refs = re.findall(r'"\$ref": "#/components/schemas/([A-Za-z]+)"', json.dumps(openapi_document()))
+    assert refs and set(refs) <= set(SCHEMAS)
+
+
+def _known_fields(parse: Callable[[Any], object], body: dict[str, Any]) -> set[str]:
+    """The fields a parser accepts, as its 'unknown field' error lists them."""
+    with pytest.raises(BadRequestError) as caught:
+        parse({**body, "zzNotAField": 1})
+    found = re.search(r"unknown field (?:\S+\.)?zzNotAField; known fields: (.*)$", caught.value.message)
+    assert found is not None, caught.value.message
+    return set(found.group(1).split(", "))
+
+
+def _first_item_fields(parse: Callable[[Any], object], key: str) -> set[str]:
+    return _known_fields(lambda item: parse({key: [item]}), {})
+
+
+@pytest.mark.parametrize(
+    ("schema", "parse"),
+    [
+        ("AuthorizeRequest", requests.authorize_request),
+        ("ByResourceTypeRequest", requests.by_resource_type_request),
+        ("RequestCheckRequest", requests.request_check_request),
+        ("CreateAclsRequest", requests.bindings),
+        ("DescribeAclsRequest", requests.describe_request),
+        ("DeleteAclsRequest", requests.delete_filters),
+        ("DescribeConfigsRequest", requests.describe_configs_request),
+        ("AlterConfigsRequest", requests.alter_configs_request),
+    ],
+)
+def test_a_request_schema_lists_exactly_the_fields_its_parser_accepts(
+    schema: str, parse: Callable[[Any], object]
+) -> None:
+    assert set(SCHEMAS[schema]["properties"]) == _known_fields(parse, {})
+    assert SCHEMAS[schema]["additionalProperties"] is False
+
+
+def test_nested_request_shapes_list_exactly_the_accepted_fields() -> None:
+    assert set(SCHEMAS["Action"]["properties"]) == _first_item_fields(
+        lambda body: requests.authorize_request({"principal": "User:a", "host": "h", **body}), "actions"
+    )
+    assert set(SCHEMAS["AclBinding"]["properties"]) == _known_fields(lambda v: binding(v, "b"), {})
+    assert set(SCHEMAS["AclBindingFilter"]["properties"]) == _known_fields(lambda v: acl_filter(v, "f"), {})
+    # The name field is the contract's one mapping of ResourcePattern.name.
+    assert RESOURCE_NAME == "resourceName" and RESOURCE_NAME in SCHEMAS["AclBinding"]["required"]
+
+
+def test_bodies_the_document_calls_valid_parse_and_required_fields_are_required() -> None:
+    action = {"operation": "READ", "resourceType": "TOPIC", "resourceName": "orders"}
+    body = {"principal": "User:bob", "host": "10.0.0.1", "actions": [action]}
+    assert violations(body, SCHEMAS["AuthorizeRequest"], DOC) == []
+    parsed = requests.authorize_request(body)
+    assert parsed.actions == [Action(AclOperation.READ, ResourceType.TOPIC, "orders")]
+    for field in SCHEMAS["AuthorizeRequest"]["required"]:
+        partial = {k: v for k, v in body.items() if k != field}
+        assert violations(partial, SCHEMAS["AuthorizeRequest"], DOC) == [f"$: missing {field}"]
+        with pytest.raises(InvalidRequestError):
+            requests.authorize_request(partial)
+
+
+def _answer_fits(answer: dict[str, Any], schema: str) -> None:
+    """The answer conforms, and names no field its schema does not document."""
+    assert violations(answer, SCHEMAS[schema], DOC) == []
+    assert set(answer) <= set(SCHEMAS[schema]["properties"])
+
+
+def test_decision_answers_have_their_documented_shapes() -> None:
+    answer = answers.authorize_answer([BY_ACL, BY_DEFAULT], 7, explain=True, mapped_principal="User:eve")
+    assert answer == {
+        "results": ["DENIED", "ALLOWED"], "offset": 7, "principal": "User:eve",
+        "reasons": [
+            {"rule": "MATCHING_ACL", "description": DecisionRule.MATCHING_ACL.value,
+             "binding": {"resourceType": "TOPIC", "resourceName": "secret", "patternType": "PREFIXED",
+                         "principal": "User:eve", "host": "*", "operation": "READ",
+                         "permissionType": "DENY"}},
+            {"rule": "DEFAULT_ALLOW", "description": DecisionRule.DEFAULT_ALLOW.value},
+        ],
+    }  # fmt: skip
+    _answer_fits(answer, "AuthorizeResponse")
+    assert answers.authorize_answer([BY_DEFAULT], 3, explain=False, mapped_principal=None) == {
+        "results": ["ALLOWED"], "offset": 3,
+    }  # fmt: skip
+    _answer_fits(answers.by_resource_type_answer(BY_ACL, 2, explain=True, mapped_principal="User:x"),
+                 "ByResourceTypeResponse")  # fmt: skip
+    write = Check(operation=AclOperation.WRITE, resource_type=ResourceType.TOPIC, name="t")
+    create = Check(operation=AclOperation.CREATE, resource_type=ResourceType.CLUSTER, name="kafka-cluster")
+    answer = answers.request_check_answer(
+        api_key=0, api_name="PRODUCE", offset=9, explain=True, mapped_principal=None,
+        steps=[[(write, BY_DEFAULT)], [(create, BY_ACL), (write, BY_DEFAULT)], [(create, BY_ACL)]],
+    )  # fmt: skip
+    # Hand-worked: step 1 allowed, step 2 allowed by its second alternative, step 3 denied.
+    assert [s["result"] for s in answer["steps"]] == ["ALLOWED", "ALLOWED", "DENIED"]
+    assert answer["result"] == "DENIED" and answer["apiName"] == "PRODUCE"
+    _answer_fits(answer, "RequestCheckResponse")
+
+
+def test_admin_answers_have_their_documented_shapes() -> None:
+    invalid = binding({"resourceType": "ANY", "resourceName": "t", "principal": "User:a",
+                       "operation": "READ"}, "b")  # fmt: skip
+    created = answers.create_acls_answer(
+        [DENY_BINDING, invalid],
+        CreateAclsResult((AclCreationResult(DENY_BINDING),), offset=4, records_written=1),
+    )
+    assert created["results"][0]["error"] is None
+    assert created["results"][1]["error"]["kafkaErrorCode"] == 42  # INVALID_REQUEST
+    _answer_fits(created, "CreateAclsResponse")
+    _answer_fits(answers.describe_acls_answer(DescribeAclsResult((DENY_BINDING,), 4)), "DescribeAclsResponse")
+    deleted = answers.delete_acls_answer(
+        DeleteAclsResult((AclDeletionResult(AclBindingFilter(), (DENY_BINDING,)),), 5, 1)
+    )
+    assert deleted["results"][0]["filter"]["resourceType"] == "ANY"
+    _answer_fits(deleted, "DeleteAclsResponse")
+    entry = ConfigEntry(name="super.users", value="", is_default=True)
+    _answer_fits(answers.describe_configs_answer(DescribeConfigsResult((entry,), 5)),
+                 "DescribeConfigsResponse")  # fmt: skip
+    _answer_fits(answers.alter_configs_answer(AlterConfigsResult(("super.users",), 6, False)),
+                 "AlterConfigsResponse")  # fmt: skip
+    _answer_fits(answers.error_json("BadRequestError", "m", kafkaErrorCode=42), "Error")
+
+
+def test_audit_events_conform_to_the_declared_schema_field_by_field() -> None:
+    schema = audit_event_schema()
+    assert json.loads((ROOT / "schemas" / SCHEMA_FILE).read_text(encoding="utf-8")) == schema
+    assert schema["properties"]["type"]["const"] == EVENT_TYPE
+    by_type = Action(AclOperation.WRITE, ResourceType.GROUP, "*", PatternType.ANY)
+    for action, decision in ((Action(AclOperation.READ, ResourceType.TOPIC, "secret-x"), BY_ACL),
+                             (by_type, BY_DEFAULT)):  # fmt: skip
+        event = audit_event(
+            event_id="e1", source="aclstore://h/127.0.0.1:9096", time_ns=1_700_000_000_123_456_000,
+            principal="User:eve", host="192.0.2.7", action=action, decision=decision, offset=12,
+        )  # fmt: skip
+        assert violations(event, schema) == []
+        assert event["time"] == "2023-11-14T22:13:20.123456+00:00"
+        assert datetime.fromisoformat(event["time"]).tzinfo is not None
+        assert event["data"]["resourceName"] == action.name
+        for field in schema["required"]:
+            assert violations({k: v for k, v in event.items() if k != field}, schema) == [
+                f"$: missing {field}"
+            ]
+    # A wrong type or an unknown field is caught, field by field.
+    assert violations({**event, "data": {**event["data"], "offset": "12"}}, schema) == [
+        "$.data.offset: '12' is not of type ['integer']"
+    ]
+    assert violations({**event, "extra": 1}, schema) == ["$: unexpected extra"]
+
+
+# --- import directions ------------------------------------------------------------------------------
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def _offenders(package: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    folder = ROOT / Path(*package.split("."))
+    files = sorted(folder.rglob("*.py")) if folder.is_dir() else [folder.with_suffix(".py")]
+    for path in files:
+        bad = sorted(m for m in _imports(path) if any(m == f or m.startswith(f + ".") for f in forbidden))
+        if bad:
+            out[str(path.relative_to(ROOT))] = bad
+    return out
+
+
+def test_the_contract_imports_neither_the_server_nor_the_client() -> None:
+    assert _offenders("replicator.contract", ("replicator.server", "replicator.client", "replicator.cli",
+                                              "http")) == {}  # fmt: skip
+
+
+def test_the_server_imports_neither_the_client_nor_the_cli() -> None:
+    assert _offenders("replicator.server", ("replicator.client", "replicator.cli")) == {}
+
+
+def test_the_client_and_the_shared_properties_import_no_server() -> None:
+    assert _offenders("replicator.client", ("replicator.server", "replicator.cli")) == {}
+    assert _offenders("replicator.properties", ("replicator.server", "replicator.client")) == {}
+
+
+def test_the_cli_imports_the_server_only_from_serve() -> None:
+    offenders = _offenders("replicator.cli", ("replicator.server",))
+    assert set(offenders) == {"replicator/cli/serve.py"}
