@@ -6,13 +6,15 @@ Pure translation, no I/O: mirrors ``org.apache.kafka.tools.AclCommand`` (``getRe
 principal is given, ``--operation`` defaults to ``All``, ``--cluster`` (and ``--idempotent``)
 adds the LITERAL ``kafka-cluster`` resource, ``--resource-pattern-type`` defaults to ``literal``
 and must be ``literal`` or ``prefixed`` to add, ``--producer``/``--consumer`` expand to the
-role's operations (:mod:`store.protocol`).  Also the text Kafka prints for patterns and entries.
+role's operations, taken from the store's own expansions (:func:`store.protocol.producer_bindings`,
+:func:`store.protocol.consumer_bindings`).  Also the text Kafka prints for patterns and entries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from store.acl import (
     CLUSTER_NAME,
@@ -29,6 +31,7 @@ from store.acl import (
 )
 from store.errors import InvalidRequestError
 from store.principal import KafkaPrincipal
+from store.protocol import consumer_bindings, producer_bindings
 
 
 class AclCommandError(InvalidRequestError):
@@ -48,6 +51,25 @@ SUPPORTED_OPERATIONS: dict[ResourceType, frozenset[AclOperation]] = {
     _R.USER: frozenset({_O.CREATE_TOKENS, _O.DESCRIBE_TOKENS}),
 }  # fmt: skip
 """``AclEntry.supportedOperations``: what each resource type accepts (ALL always)."""
+
+
+
+def _role_operations(bindings: Iterable[AclBinding]) -> dict[ResourceType, tuple[AclOperation, ...]]:
+    """The operations a role's bindings grant, per resource type, in the bindings' order."""
+    operations: dict[ResourceType, dict[AclOperation, None]] = {}
+    for b in bindings:
+        operations.setdefault(b.resource_type, {})[b.operation] = None
+    return {rt: tuple(ops) for rt, ops in operations.items()}
+
+
+# The roles as the store expands them, read off once: --producer on a topic, a transactional id
+# and (with --idempotent) the cluster; --consumer on a topic and a group.
+PRODUCER_OPERATIONS: Final = _role_operations(
+    producer_bindings(principal="User:role", topic="t", transactional_id="tx", idempotent=True)
+)
+CONSUMER_OPERATIONS: Final = _role_operations(
+    consumer_bindings(principal="User:role", topic="t", group="g")
+)
 
 CLUSTER_FILTER = ResourcePatternFilter(
     resource_type=ResourceType.CLUSTER, name=CLUSTER_NAME, pattern_type=PatternType.LITERAL
@@ -197,18 +219,16 @@ def filter_to_entries(
             result[f] = list(entries)
     if o.producer:
         for f in resource_filters(o, required=True):
-            if f.resource_type is ResourceType.TOPIC:
-                result[f] = _entries(o, (_O.WRITE, _O.DESCRIBE, _O.CREATE))
-            elif f.resource_type is ResourceType.TRANSACTIONAL_ID:
-                result[f] = _entries(o, (_O.WRITE, _O.DESCRIBE))
+            if f.resource_type in (ResourceType.TOPIC, ResourceType.TRANSACTIONAL_ID):
+                result[f] = _entries(o, PRODUCER_OPERATIONS[f.resource_type])
         if o.idempotent:
-            result[CLUSTER_FILTER] = _entries(o, (_O.IDEMPOTENT_WRITE,))
+            result[CLUSTER_FILTER] = _entries(o, PRODUCER_OPERATIONS[ResourceType.CLUSTER])
     if o.consumer:
         for f in resource_filters(o, required=True):
-            ops = {ResourceType.TOPIC: (_O.READ, _O.DESCRIBE), ResourceType.GROUP: (_O.READ,)}
-            if f.resource_type in ops:
+            if f.resource_type in CONSUMER_OPERATIONS:
                 existing = result.setdefault(f, [])
-                existing.extend(e for e in _entries(o, ops[f.resource_type]) if e not in existing)
+                new = _entries(o, CONSUMER_OPERATIONS[f.resource_type])
+                existing.extend(e for e in new if e not in existing)
     _validate_operations(result)
     return list(result.items())
 
@@ -297,7 +317,10 @@ def list_principals(o: AclOptions) -> list[str]:
 
 
 def pattern_text(p: ResourcePattern | ResourcePatternFilter) -> str:
-    """``ResourcePattern.toString`` / ``ResourcePatternFilter.toString``."""
+    """``ResourcePattern.toString`` (the model's ``str``) / ``ResourcePatternFilter.toString``,
+    which prints the same form with ``<any>`` for a null name."""
+    if isinstance(p, ResourcePattern):
+        return str(p)
     name = "<any>" if p.name is None else p.name
     return (
         f"ResourcePattern(resourceType={p.resource_type.name}, name={name}, "
@@ -315,7 +338,7 @@ def entry_text(e: AccessControlEntry) -> str:
 
 def binding_text(b: AclBinding) -> str:
     """``AclBinding.toString``."""
-    return f"(pattern={pattern_text(b.pattern)}, entry={entry_text(b.entry)})"
+    return f"(pattern={b.pattern}, entry={entry_text(b.entry)})"
 
 
 def group_by_pattern(
