@@ -69,7 +69,7 @@ def acls(args: argparse.Namespace) -> int:
 
 
 def _describe(client: StoreClient, acl_filter: Any) -> tuple[list[AclBinding], int]:
-    answer = client.call("POST", "/v1/acls/describe", {"filter": filter_json(acl_filter)})
+    answer = client.send("describe_acls", {"filter": filter_json(acl_filter)})
     return [binding_from_json(b) for b in answer["bindings"]], int(answer["offset"])
 
 
@@ -77,7 +77,7 @@ def _acls_add(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
     plans = ac.bindings_to_add(options)
     if fmt == "json":
         everything = [binding_json(b) for _, bindings in plans for b in bindings]
-        answer = client.call("POST", "/v1/acls", {"bindings": everything})
+        answer = client.send("create_acls", {"bindings": everything})
         print_json(answer)
         return FAILURE_EXIT if any(r["error"] for r in answer["results"]) else 0
     new: list[AclBinding] = []
@@ -93,7 +93,7 @@ def _acls_add(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
             new.extend(fresh)
     if not new:
         return 0
-    answer = client.call("POST", "/v1/acls", {"bindings": [binding_json(b) for b in new]})
+    answer = client.send("create_acls", {"bindings": [binding_json(b) for b in new]})
     failed = failed_results(answer)
     for r in failed:
         b = binding_from_json(r["binding"])
@@ -120,7 +120,7 @@ def _acls_remove(client: StoreClient, options: ac.AclOptions, fmt: str, *, force
             filters.extend(plan.filters)
     if not filters:
         return 0
-    answer = client.call("POST", "/v1/acls/delete", {"filters": [filter_json(f) for f in filters]})
+    answer = client.send("delete_acls", {"filters": [filter_json(f) for f in filters]})
     if fmt == "json":
         print_json(answer)
     failed = failed_results(answer)

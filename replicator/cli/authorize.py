@@ -14,7 +14,7 @@ from replicator.cli import acl_command as ac
 from replicator.cli.common import add_client_options, add_resource_options, store_client
 from replicator.cli.output import print_json, print_offset
 from replicator.client import StoreClient
-from replicator.contract.bindings import binding_from_json
+from replicator.contract.bindings import RESOURCE_NAME, binding_from_json
 
 
 def _identity(args: argparse.Namespace) -> dict[str, str]:
@@ -39,7 +39,7 @@ def authorize(args: argparse.Namespace) -> int:
             return _authorize_by_resource_type(client, args, body)
         actions = _actions(args)
         body["actions"] = actions
-        answer = client.call("POST", "/v1/authorize", body)
+        answer = client.send("authorize", body)
     if args.format == "json":
         print_json({**answer, "actions": actions})
         return 0
@@ -47,7 +47,7 @@ def authorize(args: argparse.Namespace) -> int:
     for action, result, reason in zip(actions, answer["results"], reasons, strict=True):
         why = f"  {_reason_text(reason)}" if reason else ""
         print(f"{result:<8} {action['operation']:<16} {action['resourceType']:<16} "
-              f"{action['resourceName']}{why}")  # fmt: skip
+              f"{action[RESOURCE_NAME]}{why}")  # fmt: skip
     print_offset(answer["offset"])
     return 0
 
@@ -73,7 +73,7 @@ def _actions(args: argparse.Namespace) -> list[dict[str, str]]:
             "or use --api-key or --resource-type"
         )
     return [
-        {"operation": op, "resourceType": rt, "resourceName": name}
+        {"operation": op, "resourceType": rt, RESOURCE_NAME: name}
         for rt, name in resources
         for op in args.operation
     ]
@@ -85,7 +85,7 @@ def _authorize_by_resource_type(
     if not args.operation or len(args.operation) != 1:
         raise ac.AclCommandError("--resource-type needs exactly one --operation")
     body.update(operation=args.operation[0], resourceType=args.resource_type)
-    answer = client.call("POST", "/v1/authorize-by-resource-type", body)
+    answer = client.send("authorize_by_resource_type", body)
     if args.format == "json":
         print_json(answer)
     else:
@@ -106,14 +106,14 @@ def _authorize_request(client: StoreClient, args: argparse.Namespace, body: dict
         body["group"] = args.group[0]
     if args.transactional_id:
         body["transactionalId"] = args.transactional_id[0]
-    answer = client.call("POST", "/v1/authorize-request", body)
+    answer = client.send("authorize_request", body)
     if args.format == "json":
         print_json(answer)
         return 0
     print(f"{answer['result']}  {answer['apiName']} ({answer['apiKey']})")
     for step in answer["steps"]:
         checks = " or ".join(
-            f"{c['operation']} {c['resourceType']}:{c['resourceName']}={c['result']}"
+            f"{c['operation']} {c['resourceType']}:{c[RESOURCE_NAME]}={c['result']}"
             for c in step["anyOf"]
         )
         print(f"  {step['result']:<8} {checks}")

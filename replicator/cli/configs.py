@@ -53,7 +53,7 @@ def configs(args: argparse.Namespace) -> int:
 def _describe(client: StoreClient, args: argparse.Namespace) -> int:
     if args.add_config or args.delete_config or args.validate_only:
         raise ac.AclCommandError("--add-config, --delete-config and --validate-only need --alter")
-    answer = client.call("POST", "/v1/configs/describe", {"names": args.name or []})
+    answer = client.send("describe_configs", {"names": args.name or []})
     if args.format == "json":
         print_json(answer)
         return 0
@@ -73,8 +73,8 @@ def _alter(client: StoreClient, args: argparse.Namespace) -> int:
         changes[name.strip()] = None
     if not changes:
         raise ac.AclCommandError("--alter needs --add-config k=v or --delete-config k")
-    answer = client.call(
-        "POST", "/v1/configs/alter", {"configs": changes, "validateOnly": args.validate_only}
+    answer = client.send(
+        "alter_configs", {"configs": changes, "validateOnly": args.validate_only}
     )
     if args.format == "json":
         print_json(answer)

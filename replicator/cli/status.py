@@ -11,7 +11,7 @@ from replicator.cli.output import print_json
 
 def status(args: argparse.Namespace) -> int:
     with store_client(args) as client:
-        answer = client.call("GET", "/v1/status")
+        answer = client.send("status")
     if args.format == "json":
         print_json(answer)
         return 0

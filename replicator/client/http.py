@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from replicator.client.config import ClientConfig
+from replicator.contract.endpoints import endpoint
 from store.errors import StoreError
 
 
@@ -108,6 +109,11 @@ class StoreClient:
         else:
             message, error = f"HTTP {response.status} {response.reason}", ""
         raise StoreClientError(message, status=response.status, error=error)
+
+    def send(self, name: str, body: Any = None) -> Any:
+        """Call the contract's endpoint ``name`` (``describe_acls``: POST /v1/acls/describe)."""
+        target = endpoint(name)
+        return self.call(target.method, target.path, body)
 
     def text(self, path: str) -> str:
         """GET a non-JSON resource (``/metrics``)."""

@@ -9,7 +9,7 @@ offset it reflects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final
 
 from replicator.contract.bindings import RESOURCE_NAME, InvalidItem, binding_json, filter_json
 from store.admin import (
@@ -22,6 +22,9 @@ from store.admin import (
 from store.authorizer import ALLOWED, Decision
 from store.errors import KafkaErrorCode, StoreError
 from store.protocol import Check
+
+if TYPE_CHECKING:  # a type only: the contract needs none of the replica at run time
+    from replicator.replica import ReplicaStatus
 
 DENIED_RESULT: Final = "DENIED"
 INVALID_ACL_ERROR_CODE: Final = int(KafkaErrorCode.INVALID_REQUEST)
@@ -193,48 +196,7 @@ def alter_configs_answer(result: AlterConfigsResult) -> dict[str, Any]:
 # --- the node -------------------------------------------------------------------------------------------
 
 
-class StoppedAt(Protocol):
-    @property
-    def offset(self) -> int: ...
-
-    @property
-    def reason(self) -> str: ...
-
-
-class StatusFigures(Protocol):
-    """What :func:`status_json` reads (``replicator.replica.ReplicaStatus`` has it)."""
-
-    @property
-    def ready(self) -> bool: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def timestamp_ms(self) -> int: ...
-    @property
-    def ready_offset(self) -> int: ...
-    @property
-    def log_end_offset(self) -> int: ...
-    @property
-    def lag(self) -> int: ...
-    @property
-    def stopped(self) -> StoppedAt | None: ...
-    @property
-    def log_error(self) -> str | None: ...
-    @property
-    def fatal_error(self) -> str | None: ...
-    @property
-    def bindings(self) -> int: ...
-    @property
-    def ignored_events(self) -> int: ...
-    @property
-    def skipped_records(self) -> int: ...
-    @property
-    def reader_version(self) -> int: ...
-    @property
-    def too_new_events(self) -> str: ...
-
-
-def status_json(status: StatusFigures) -> dict[str, Any]:
+def status_json(status: ReplicaStatus) -> dict[str, Any]:
     """``/v1/status`` and ``/readyz`` (schema ``ReplicaStatus``)."""
     stopped = status.stopped
     return {

@@ -34,3 +34,14 @@ ENDPOINTS: Final = (
     Endpoint("POST", "/v1/configs/describe", "describe_configs"),
     Endpoint("POST", "/v1/configs/alter", "alter_configs"),
 )
+
+
+_BY_NAME: Final = {e.name: e for e in ENDPOINTS}
+
+
+def endpoint(name: str) -> Endpoint:
+    """The endpoint called ``name`` (``describe_acls``); the error lists the known names."""
+    found = _BY_NAME.get(name)
+    if found is None:
+        raise KeyError(f"no endpoint {name!r}; endpoints: {', '.join(_BY_NAME)}")
+    return found

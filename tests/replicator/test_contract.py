@@ -20,7 +20,7 @@ from schema_support import violations
 from replicator.contract import answers, requests
 from replicator.contract.audit_event import EVENT_TYPE, SCHEMA_FILE, audit_event, audit_event_schema
 from replicator.contract.bindings import RESOURCE_NAME, acl_filter, binding
-from replicator.contract.endpoints import ENDPOINTS
+from replicator.contract.endpoints import ENDPOINTS, endpoint
 from replicator.contract.fields import BadRequestError
 from replicator.contract.openapi import openapi_bytes, openapi_document
 from store.acl import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, PatternType, ResourceType
@@ -60,6 +60,12 @@ def test_every_endpoint_is_documented_and_every_documented_path_is_an_endpoint()
     documented = {(m.upper(), path) for path, item in DOC["paths"].items() for m in item}
     assert documented == {(e.method, e.path) for e in ENDPOINTS}
     assert len({e.name for e in ENDPOINTS}) == len(ENDPOINTS)
+
+
+def test_endpoints_are_found_by_name_as_the_client_sends_them() -> None:
+    assert (endpoint("describe_acls").method, endpoint("describe_acls").path) == ("POST", "/v1/acls/describe")
+    with pytest.raises(KeyError, match="no endpoint 'describe'; endpoints: healthz, readyz"):
+        endpoint("describe")
 
 
 def test_every_reference_in_the_document_resolves() -> None:
