@@ -1,7 +1,7 @@
 """``aclstore acls``: kafka-acls.sh's ``--add``, ``--remove`` and ``--list`` against a store.
 
 The option rules, the bindings and filters they stand for and Kafka's texts live in
-:mod:`replicator.acl_command`; this module reads the command line and talks to the store.
+:mod:`replicator.cli.acl_command`; this module reads the command line and talks to the store.
 """
 
 from __future__ import annotations

@@ -5,8 +5,11 @@
   each answer carrying the log offset it reflects.  Identities may be raw (a TLS subject or a
   Kerberos name) and are mapped as Kafka's principal builders do (:class:`IdentityMapper`).
 * ACL and config administration go to the :class:`~store.admin.AclAdmin`, which writes to the
-  log and applies Kafka's CLUSTER checks to the authenticated caller (:mod:`replicator.auth`).
+  log and applies Kafka's CLUSTER checks to the authenticated caller
+  (:mod:`replicator.server.callers`).
 * ``/healthz``, ``/readyz``, ``/metrics``, ``/openapi.json`` and ``/v1/status`` report on the node.
+
+Bodies are parsed and answers built by :mod:`replicator.contract`; this module decides.
 """
 
 from __future__ import annotations
