@@ -15,13 +15,15 @@ from replicator.cli.common import add_client_options, add_resource_options, stor
 from replicator.cli.output import print_json, print_offset
 from replicator.client import StoreClient
 from replicator.contract.bindings import RESOURCE_NAME, binding_from_json
+from replicator.contract.requests import IdentityKind
 
 
 def _identity(args: argparse.Namespace) -> dict[str, str]:
     given = {
-        "principal": args.principal, "sslDistinguishedName": args.ssl_dn,
-        "kerberosPrincipal": args.kerberos_principal,
-    }  # fmt: skip
+        IdentityKind.PRINCIPAL.value: args.principal,
+        IdentityKind.SSL_DISTINGUISHED_NAME.value: args.ssl_dn,
+        IdentityKind.KERBEROS_PRINCIPAL.value: args.kerberos_principal,
+    }
     chosen = {k: v for k, v in given.items() if v is not None}
     if len(chosen) != 1:
         raise ac.AclCommandError("give exactly one of --principal, --ssl-dn, --kerberos-principal")
