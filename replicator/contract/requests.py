@@ -1,16 +1,12 @@
 """Requests of the sidecar API: JSON bodies to typed requests, pure functions, no I/O.
 
-Every parser takes the decoded JSON value and returns typed requests from :mod:`store.acl` and
-:mod:`store.authorizer`, or raises :class:`BadRequestError` whose message names the field (as a
-JSON path such as ``actions[2].operation``), the offending value and what would be accepted.
-Enum names are accepted as Kafka's ``fromString`` reads them (any letter case, ``DescribeConfigs``
-or ``DESCRIBE_CONFIGS``); a name Kafka does not know is a 400, never ``UNKNOWN``: a typo in a
-request must not silently become a different question.
-
-Field names follow KIP-290's change notification (``resourceType``, ``patternType``) and
-KIP-140's describe filters; bindings use ``resourceName`` like the authorize actions.
+Each parser takes the decoded JSON body of one endpoint and returns a typed request over
+:mod:`store.acl` and :mod:`store.authorizer` values, or raises
+:class:`~replicator.contract.fields.BadRequestError` naming the field, the value and the fix
+(the field readers are in :mod:`replicator.contract.fields`, bindings and filters in
+:mod:`replicator.contract.bindings`).  An unknown field is refused by name: a typo must not
+silently become a different question.
 """
-
 
 from __future__ import annotations
 
