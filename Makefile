@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 setup: $(STAMP)
 
 jars: setup
-	$(BIN)/python -m store.runtime
+	$(BIN)/python -m devtools jars
 
 serve: setup
 	$(BIN)/aclstore serve $(ARGS)

@@ -60,14 +60,14 @@ class KafkaHarness:
     """Compiles ``tests/java/KafkaAuthorizerHarness.java`` against the Kafka jars and runs it."""
 
     def __init__(self) -> None:
-        from store.runtime.java import compile_harness
-        from store.runtime.maven import kafka_classpath
+        from devtools.java import compile_harness
+        from devtools.maven import kafka_classpath
 
         self.classpath = kafka_classpath()
         self.build = compile_harness(JAVA_DIR / f"{HARNESS}.java", self.classpath)
 
     def _java(self, args: Sequence[str], timeout: float, heap: str = "1g") -> str:
-        from store.runtime.java import run_harness
+        from devtools.java import run_harness
 
         return run_harness(self.build, HARNESS, self.classpath, args, timeout=timeout, heap=heap)
 

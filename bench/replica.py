@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import Target, figure, percentile
+from devtools.kafka_process import bootstrap_or_local_broker
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.codec import codec_named, event_key
 from store.events import AclCreated
-from store.runtime.kafka_process import bootstrap_or_local_broker
 
 _OPS = (AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE, AclOperation.ALTER)
 

@@ -16,10 +16,10 @@ import time
 import uuid
 
 from bench.report import Target, figure, percentile
+from devtools.kafka_process import bootstrap_or_local_broker
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.admin import AclAdmin
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog
-from store.runtime.kafka_process import bootstrap_or_local_broker
 
 ADMIN = "User:bench-admin"
 _OPS = [AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE, AclOperation.CREATE]

@@ -32,6 +32,7 @@ from store.acl import (
     ResourceType,
     parse_fields,
 )
+from store.errors import StoreError
 
 FORMAT_V1: Final = 1
 FORMAT_V2: Final = 2
@@ -199,8 +200,12 @@ def to_record(event: ChangeEvent) -> Record:
     return record
 
 
-class UnknownEventTypeError(ValueError):
-    """A record whose event type this release cannot name (a newer writer's event)."""
+class UnknownEventTypeError(StoreError, ValueError):
+    """A record whose event type this release cannot name (a newer writer's event).
+
+    Under the store's root error, and still a ``ValueError`` for callers that treat every
+    malformed record alike.
+    """
 
 
 def from_record(record: Mapping[str, Any]) -> ChangeEvent:

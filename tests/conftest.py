@@ -2,7 +2,7 @@
 
 Kafka comes from, in order: ``KAFKA_BOOTSTRAP_SERVERS`` (an existing cluster), testcontainers'
 Kafka module when a Docker engine answers, else a local KRaft JVM process
-(:class:`store.runtime.kafka_process.LocalKafka`), which must always work.
+(:class:`devtools.kafka_process.LocalKafka`), which must always work.
 
 Tiers: a test that uses a Kafka fixture is marked ``kafka``, one that uses ``spark`` is marked
 ``spark``, and every other test is ``unit``; ``pytest -m unit`` runs the fast tier alone.
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from store.runtime.kafka_process import LocalKafka
+from devtools.kafka_process import LocalKafka
 
 KAFKA_FIXTURES = {"kafka_bootstrap", "kafka_broker", "unique_topic"}
 SPARK_FIXTURES = {"spark"}
@@ -94,8 +94,10 @@ def unique_topic(kafka_bootstrap: str) -> Callable[[str], str]:
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One local SparkSession (``local[2]``) with Spark's Kafka source, for the whole run."""
+    from devtools.maven import write_spark_jars_file
     from jobs.session import build_session
 
+    write_spark_jars_file()  # the list the jobs read in development (cached: no Maven run)
     session = build_session("aclstore-tests", warehouse=tmp_path_factory.mktemp("warehouse"))
     try:
         yield session

@@ -6,8 +6,10 @@
   with the same options and habits, :mod:`replicator.cli.acl_command`).
 * ``aclstore authorize``: ask a node for decisions as a broker would.
 * ``aclstore configs``: ``kafka-configs.sh``-style describe/alter of the store's settings.
-* ``aclstore status``, ``aclstore credentials create``, ``aclstore dev kafka`` (a real local
-  KRaft broker on loopback from Maven Central jars, for trying aclstore without Docker).
+* ``aclstore status``, ``aclstore credentials create``.
+
+A local KRaft broker for trying aclstore on Kafka is dev tooling, not product:
+``python -m devtools kafka``.
 
 Errors are one line on stderr and a non-zero exit code: 2 for a command line or configuration
 that cannot work, 1 when the store refused or failed.  ``--format json`` prints one JSON
@@ -21,7 +23,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from replicator.cli import acls, authorize, configs, credentials, dev, serve, status
+from replicator.cli import acls, authorize, configs, credentials, serve, status
 from replicator.cli.common import FAILURE_EXIT, USAGE_EXIT, Parser, __version__
 from replicator.cli.configs import parse_add_config
 from store.errors import InvalidConfigError, InvalidRequestError, StoreError
@@ -29,7 +31,7 @@ from store.errors import InvalidConfigError, InvalidRequestError, StoreError
 __all__ = ["FAILURE_EXIT", "USAGE_EXIT", "__version__", "build_parser", "main", "parse_add_config"]
 
 # In the order ``aclstore --help`` lists them.
-_COMMANDS = (serve, acls, authorize, configs, status, credentials, dev)
+_COMMANDS = (serve, acls, authorize, configs, status, credentials)
 
 
 def build_parser() -> argparse.ArgumentParser:

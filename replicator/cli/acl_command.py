@@ -6,8 +6,8 @@ Pure translation, no I/O: mirrors ``org.apache.kafka.tools.AclCommand`` (``getRe
 principal is given, ``--operation`` defaults to ``All``, ``--cluster`` (and ``--idempotent``)
 adds the LITERAL ``kafka-cluster`` resource, ``--resource-pattern-type`` defaults to ``literal``
 and must be ``literal`` or ``prefixed`` to add, ``--producer``/``--consumer`` expand to the
-role's operations, taken from the store's own expansions (:func:`store.protocol.producer_bindings`,
-:func:`store.protocol.consumer_bindings`).  Also the text Kafka prints for patterns and entries.
+role's operations, taken from the store's own expansions (:func:`store.kafka_apis.producer_bindings`,
+:func:`store.kafka_apis.consumer_bindings`).  Also the text Kafka prints for patterns and entries.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from store.acl import (
     ResourceType,
 )
 from store.errors import InvalidRequestError
+from store.kafka_apis import consumer_bindings, producer_bindings
 from store.principal import KafkaPrincipal
-from store.protocol import consumer_bindings, producer_bindings
 
 
 class AclCommandError(InvalidRequestError):

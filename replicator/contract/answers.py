@@ -21,7 +21,7 @@ from store.admin import (
 )
 from store.authorizer import ALLOWED, Decision
 from store.errors import KafkaErrorCode, StoreError
-from store.protocol import Check
+from store.kafka_apis import Check
 
 if TYPE_CHECKING:  # a type only: the contract needs none of the replica at run time
     from replicator.replica import ReplicaStatus

@@ -36,11 +36,11 @@ from replicator.contract.fields import (
 )
 from store.acl import AclBinding, AclBindingFilter, AclOperation, PatternType, ResourceType
 from store.authorizer import Action
-from store.protocol import PROTOCOL_TABLE
+from store.kafka_apis import API_KEY_TABLE
 
-API_KEYS: Final[Mapping[str, int]] = {row.api_name: row.api_key for row in PROTOCOL_TABLE}
-"""Kafka API names (``PRODUCE``) to keys, from the API-key table (:mod:`store.protocol`)."""
-_API_NAMES: Final[Mapping[int, str]] = {row.api_key: row.api_name for row in PROTOCOL_TABLE}
+API_KEYS: Final[Mapping[str, int]] = {row.api_name: row.api_key for row in API_KEY_TABLE}
+"""Kafka API names (``PRODUCE``) to keys, from the API-key table (:mod:`store.kafka_apis`)."""
+_API_NAMES: Final[Mapping[int, str]] = {row.api_key: row.api_name for row in API_KEY_TABLE}
 
 
 class IdentityKind(enum.Enum):

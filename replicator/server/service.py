@@ -31,9 +31,9 @@ from store.acl import AclBinding, AclOperation, PatternType, ResourceType
 from store.admin import AclAdmin
 from store.authorizer import ALLOWED, Action, Decision
 from store.errors import StoreError
+from store.kafka_apis import checks_for
 from store.mapping import KerberosShortNamer, SslPrincipalMapper, x500_get_name
 from store.principal import KafkaPrincipal
-from store.protocol import checks_for
 
 
 class DecisionReplica(Protocol):
@@ -217,7 +217,7 @@ class SidecarService:
         return Response.json(out)
 
     def authorize_request(self, request: HttpRequest) -> Response:
-        """Every check one Kafka request needs (the docs' API-key table, ``store.protocol``).
+        """Every check one Kafka request needs (the docs' API-key table, ``store.kafka_apis``).
 
         The request is allowed when every step is; a step when any of its alternatives is
         (CREATE on the CLUSTER, else on the TOPIC), tried in the table's order.

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.errors import InvalidConfigError, InvalidPrincipalError, StoreError
+from store.mapping.errors import NoMatchingRule
 from store.mapping.java_case import java_lower_case
 from store.mapping.java_regex import JavaPattern, JavaRegexError, compile_java
 
@@ -41,14 +42,6 @@ class InvalidKerberosRule(InvalidConfigError):
 
     kafka_exception = "IllegalArgumentException"
 
-
-class NoMatchingRule(StoreError):
-    """No rule applies, or a rule left a non-simple name (Kafka's kerberos ``NoMatchingRule``).
-
-    Kafka fails the authentication; add a rule for the name or keep ``DEFAULT`` in the list.
-    """
-
-    kafka_exception = "NoMatchingRule"
 
 
 class BadFormatString(StoreError):

@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from store.errors import InvalidConfigError, StoreError
+from store.errors import InvalidConfigError
+from store.mapping.errors import NoMatchingRule
 from store.mapping.java_case import java_lower_case
 from store.mapping.java_regex import JAVA_DOLLAR, JavaPattern, JavaRegexError, compile_java
 from store.principal import java_trim
@@ -47,14 +48,6 @@ class InvalidSslMappingRule(InvalidConfigError):
 
     kafka_exception = "IllegalArgumentException"
 
-
-class NoMatchingRule(StoreError):
-    """No rule applies to the distinguished name (Kafka's ``SslPrincipalMapper.NoMatchingRule``).
-
-    Kafka refuses the connection; add a rule for the name or end the list with ``DEFAULT``.
-    """
-
-    kafka_exception = "NoMatchingRule"
 
 
 

@@ -1,7 +1,7 @@
 /*
  * Answers principal-mapping cases with Apache Kafka's own classes, for aclstore's differential
  * test (tests/store/test_mapping_differential.py; compiled at test time by
- * store/runtime/java.py compile_harness against the Kafka jars).
+ * devtools/java.py compile_harness against the Kafka jars).
  *
  *   java KafkaMappingHarness < CASES
  *       CASES holds one JSON object per line, one of:

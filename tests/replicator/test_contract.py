@@ -35,7 +35,7 @@ from store.admin import (
 )
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
 from store.errors import InvalidRequestError
-from store.protocol import Check
+from store.kafka_apis import Check
 from store.settings import ConfigEntry
 
 pytestmark = pytest.mark.unit
@@ -213,49 +213,3 @@ def test_audit_events_conform_to_the_declared_schema_field_by_field() -> None:
         "$.data.offset: '12' is not of type ['integer']"
     ]
     assert violations({**event, "extra": 1}, schema) == ["$: unexpected extra"]
-
-
-# --- import directions ------------------------------------------------------------------------------
-
-
-def _imports(path: Path) -> set[str]:
-    import ast
-
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return found
-
-
-def _offenders(package: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    folder = ROOT / Path(*package.split("."))
-    files = sorted(folder.rglob("*.py")) if folder.is_dir() else [folder.with_suffix(".py")]
-    for path in files:
-        bad = sorted(m for m in _imports(path) if any(m == f or m.startswith(f + ".") for f in forbidden))
-        if bad:
-            out[str(path.relative_to(ROOT))] = bad
-    return out
-
-
-def test_the_contract_imports_neither_the_server_nor_the_client() -> None:
-    assert _offenders("replicator.contract", ("replicator.server", "replicator.client", "replicator.cli",
-                                              "http")) == {}  # fmt: skip
-
-
-def test_the_server_imports_neither_the_client_nor_the_cli() -> None:
-    assert _offenders("replicator.server", ("replicator.client", "replicator.cli")) == {}
-
-
-def test_the_client_and_the_shared_properties_import_no_server() -> None:
-    assert _offenders("replicator.client", ("replicator.server", "replicator.cli")) == {}
-    assert _offenders("replicator.properties", ("replicator.server", "replicator.client")) == {}
-
-
-def test_the_cli_imports_the_server_only_from_serve() -> None:
-    offenders = _offenders("replicator.cli", ("replicator.server",))
-    assert set(offenders) == {"replicator/cli/serve.py"}

@@ -33,6 +33,7 @@ from replica_support import (
     wait_until,
 )
 
+from devtools.kafka_process import LocalKafka
 from replicator.index import AclIndex
 from replicator.replica import Replica, ReplicaSettings
 from store.acl import (
@@ -55,7 +56,6 @@ from store.codec import decode_event, event_key, parse_key
 from store.codec.keys import ConfigKey
 from store.events import LATEST_FORMAT_VERSION, AclCreated, AclDeleted, ConfigAltered
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog
-from store.runtime.kafka_process import LocalKafka
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[2]

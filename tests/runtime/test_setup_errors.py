@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from store.runtime import maven
-from store.runtime.errors import RuntimeSetupError
-from store.runtime.kafka_process import free_port
+from devtools import maven
+from devtools.errors import RuntimeSetupError
+from devtools.kafka_process import free_port
 
 pytestmark = pytest.mark.unit
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.unit
 def _run_module_with_path(path: str, cache: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": path, "ACLSTORE_CACHE_DIR": str(cache)}
     return subprocess.run(
-        [sys.executable, "-m", "store.runtime"], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "devtools"], env=env, capture_output=True, text=True, timeout=120
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from devtools.conformance.acl_kinds import binding_of, fields_of, filter_of
 from store.acl import (
     ANY_FILTER,
     AclBinding,
@@ -21,7 +22,6 @@ from store.acl import (
 from store.admin import AclAdmin
 from store.codec import AvroEventCodec, UndecodableRecordError, binding_key, decode_event
 from store.codec.avro_codec import schema_fingerprint
-from store.conformance.acl_kinds import binding_of, fields_of, filter_of
 from store.errors import ClusterAuthorizationError, InvalidConfigError, InvalidRequestError
 from store.events import AclCreated, AclDeleted, ConfigAltered
 from store.log import EmbeddedChangeLog

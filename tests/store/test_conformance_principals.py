@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from store.conformance import run_vector
+from devtools.conformance import run_vector
 from tests.store.vectors import (
     PRINCIPAL_VECTORS,
     assert_command_line_passes,

@@ -10,6 +10,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from devtools.kafka_process import LocalKafka, free_port
 from store.acl import (
     ANY_FILTER,
     AclBinding,
@@ -30,7 +31,6 @@ from store.log import (
     LogRecord,
     LogUnavailableError,
 )
-from store.runtime.kafka_process import LocalKafka, free_port
 
 pytestmark = pytest.mark.kafka
 

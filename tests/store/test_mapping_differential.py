@@ -1,7 +1,7 @@
 """Differential test: our principal mapping against Kafka 4.3.1's own classes.
 
 ``tests/java/KafkaMappingHarness.java`` (compiled at test time against the Kafka jars by
-:func:`store.runtime.java.compile_harness`) answers thousands of seeded-random cases with
+:func:`devtools.java.compile_harness`) answers thousands of seeded-random cases with
 ``SslPrincipalMapper``, ``KerberosShortNamer``/``KerberosName`` and ``X500Principal.getName()``;
 ours must give the same short name, or fail with the same Java exception (and, for Kafka's
 own errors, the same message).  The generators build realistic inputs from small grammars:
@@ -39,10 +39,10 @@ from typing import Any
 
 import pytest
 
+from devtools.java import compile_harness, run_harness
+from devtools.maven import kafka_classpath
 from store.mapping import KerberosName, KerberosShortNamer, SslPrincipalMapper, x500_get_name
 from store.mapping.java_regex import JavaRegexUnsupported, java_exception_is
-from store.runtime.java import compile_harness, run_harness
-from store.runtime.maven import kafka_classpath
 
 pytestmark = pytest.mark.kafka
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from store.conformance import run_files
+from devtools.conformance import run_files
 
 CONFORMANCE_DIR = Path(
     os.environ.get("ACLSTORE_CONFORMANCE_DIR")
@@ -43,9 +43,9 @@ def assert_every_vector_passes(path: Path) -> None:
 
 
 def assert_command_line_passes(path: Path) -> None:
-    """``python -m store.conformance FILE`` exits 0 and reports nothing failed or skipped."""
+    """``python -m devtools.conformance FILE`` exits 0 and reports nothing failed or skipped."""
     proc = subprocess.run(
-        [sys.executable, "-m", "store.conformance", str(path)],
+        [sys.executable, "-m", "devtools.conformance", str(path)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -3,54 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-Vector = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one vector produced.
-
-    ``passed`` decides the vector; ``message_note`` reports a mismatching error
-    message of a matching error kind, which FORMAT.md says is reported on its own line
-    but does not fail the vector.
-    """
-
-    passed: bool
-    expected: Any = None
-    got: Any = None
-    message_note: str | None = None
-
-
-Handler = Callable[[Vector], Outcome]
-_HANDLERS: dict[str, Handler] = {}
-
-
-def kind(name: str) -> Callable[[Handler], Handler]:
-    """Register ``handler`` for vectors whose ``kind`` is ``name``."""
-
-    def register(handler: Handler) -> Handler:
-        if name in _HANDLERS:
-            raise ValueError(f"conformance kind {name!r} registered twice")
-        _HANDLERS[name] = handler
-        return handler
-
-    return register
-
-
-def _load_handlers() -> None:
-    # Importing the kind modules registers their handlers.
-    from store.conformance import acl_kinds, principal_kinds  # noqa: F401
+# Importing the kind modules registers their handlers.
+from devtools.conformance import acl_kinds, principal_kinds  # noqa: F401
+from devtools.conformance.registry import Outcome, Vector, handler_for
 
 
 def run_vector(vector: Vector) -> Outcome | None:
     """Evaluate one vector; None when no handler knows its kind (a skip)."""
-    _load_handlers()
-    handler = _HANDLERS.get(str(vector.get("kind")))
+    handler = handler_for(str(vector.get("kind")))
     if handler is None:
         return None
     try:

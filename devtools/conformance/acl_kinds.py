@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from devtools.conformance.registry import Outcome, Vector, kind
 from store.acl import (
     AclBinding,
     AclBindingFilter,
@@ -36,7 +37,6 @@ from store.authorizer import (
 )
 from store.authorizer.config import parse_allow_everyone
 from store.authorizer.view import AclView
-from store.conformance.runner import Outcome, Vector, kind
 from store.errors import AuthorizerNotReadyError, InvalidConfigError, StoreError
 from store.principal import PrincipalFormatError, parse_super_users
 from store.validation import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from store.conformance.runner import Outcome, Vector, kind
+from devtools.conformance.registry import Outcome, Vector, kind
 from store.errors import StoreError
 from store.mapping.java_regex import java_exception_is
 from store.mapping.kerberos import KerberosShortNamer

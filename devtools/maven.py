@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from store.runtime.errors import RuntimeSetupError
+from devtools.errors import RuntimeSetupError
 
 KAFKA_VERSION = os.environ.get("ACLSTORE_KAFKA_VERSION", "4.3.1")
 """Apache Kafka release used for the broker and the reference authorizer.
@@ -157,3 +157,15 @@ def spark_connector_jars() -> list[Path]:
     shipped_dir = Path(pyspark.__file__).parent / "jars"
     shipped = {_artifact_name(j) for j in shipped_dir.glob("*.jar")}
     return [j for j in jars if _artifact_name(j) not in shipped]
+
+
+SPARK_JARS_FILE = "spark-jars.txt"
+"""The jar list the jobs read in development (``jobs.session``: ``ACLSTORE_SPARK_JARS_FILE``'s
+default is this file in the cache directory), so the product never imports this module."""
+
+
+def write_spark_jars_file() -> Path:
+    """Resolve Spark's connector jars and write their paths, one a line, where the jobs look."""
+    path = cache_dir() / SPARK_JARS_FILE
+    path.write_text("".join(f"{jar}\n" for jar in spark_connector_jars()), encoding="utf-8")
+    return path

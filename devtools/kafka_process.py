@@ -1,6 +1,6 @@
 """A real Apache Kafka broker (KRaft, combined broker + controller) as a local JVM process.
 
-The jars come from Maven Central (:func:`store.runtime.maven.kafka_classpath`); storage is
+The jars come from Maven Central (:func:`devtools.maven.kafka_classpath`); storage is
 formatted with Kafka's own ``StorageTool``; the broker listens on loopback only, on free ports
 chosen once so that a restarted broker keeps its address.  ``stop()`` / ``start()`` keep the
 data directory, which is what a broker-restart test needs.
@@ -21,8 +21,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from store.runtime.errors import BrokerStartError
-from store.runtime.maven import kafka_classpath, require_java
+from devtools.errors import BrokerStartError
+from devtools.maven import kafka_classpath, require_java
 
 FAST_COMPACTION: Mapping[str, str] = {
     # The cleaner wakes often and cleans as soon as anything is dirty, so tests can observe

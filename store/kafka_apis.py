@@ -1,8 +1,8 @@
 """Which ACL checks each Kafka request needs, and the role expansions of ``kafka-acls.sh``.
 
-:data:`PROTOCOL_TABLE` is the table "Protocol (API key) | Operation | Resource" of Kafka's
+:data:`API_KEY_TABLE` is the table "Protocol (API key) | Operation | Resource" of Kafka's
 authorization documentation (``docs/security.html``, copied in
-``shared/reference/kafka-authorization-docs.txt``), one :class:`ProtocolRow` per line, with two
+``shared/reference/kafka-authorization-docs.txt``), one :class:`ApiKeyRow` per line, with two
 columns made explicit: *when* a row applies (a transactional produce, a follower fetch, broker
 rather than topic configs...) and which rows are *fallbacks* for each other (CREATE on the
 CLUSTER, else CREATE on the TOPIC).  :func:`checks_for` turns a request's details into the
@@ -59,7 +59,7 @@ class When(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ProtocolRow:
+class ApiKeyRow:
     """One line of the docs' table.  ``operation is None``: no ACL can control this API."""
 
     api_key: int
@@ -84,8 +84,8 @@ def _row(
     fallback: str | None = None,
     required: bool = False,
     note: str = "",
-) -> ProtocolRow:
-    return ProtocolRow(
+) -> ApiKeyRow:
+    return ApiKeyRow(
         api_key=key, api_name=name, operation=op, resource_type=rt, source=source, when=when,
         fallback=fallback, required=required, note=note,
     )  # fmt: skip
@@ -95,7 +95,7 @@ _T, _G, _GS, _X = NameSource.TOPICS, NameSource.GROUP, NameSource.GROUPS, NameSo
 _NOT_AUTHORIZABLE = "part of the handshake or authentication, before any authorization"
 _TOKEN_RULES = "special rules, see 'Authentication using Delegation Tokens' (KIP-48)"
 
-PROTOCOL_TABLE: tuple[ProtocolRow, ...] = (
+API_KEY_TABLE: tuple[ApiKeyRow, ...] = (
     _row(0, "PRODUCE", _Op.WRITE, _Rt.TRANSACTIONAL_ID, _X, note="transactional producer"),
     _row(0, "PRODUCE", _Op.IDEMPOTENT_WRITE, _Rt.CLUSTER, when=When.IDEMPOTENT),
     _row(0, "PRODUCE", _Op.WRITE, _Rt.TOPIC, _T),
@@ -123,8 +123,8 @@ PROTOCOL_TABLE: tuple[ProtocolRow, ...] = (
     _row(16, "LIST_GROUPS", _Op.DESCRIBE, _Rt.CLUSTER, fallback="list",
          note="a failed check hides the group, never CLUSTER_AUTHORIZATION_FAILED"),
     _row(16, "LIST_GROUPS", _Op.DESCRIBE, _Rt.GROUP, _GS, fallback="list"),
-    ProtocolRow(api_key=17, api_name="SASL_HANDSHAKE", note=_NOT_AUTHORIZABLE),
-    ProtocolRow(api_key=18, api_name="API_VERSIONS", note=_NOT_AUTHORIZABLE),
+    ApiKeyRow(api_key=17, api_name="SASL_HANDSHAKE", note=_NOT_AUTHORIZABLE),
+    ApiKeyRow(api_key=18, api_name="API_VERSIONS", note=_NOT_AUTHORIZABLE),
     _row(19, "CREATE_TOPICS", _Op.CREATE, _Rt.CLUSTER, fallback="create"),
     _row(19, "CREATE_TOPICS", _Op.CREATE, _Rt.TOPIC, _T, fallback="create"),
     _row(20, "DELETE_TOPICS", _Op.DELETE, _Rt.TOPIC, _T),
@@ -151,11 +151,11 @@ PROTOCOL_TABLE: tuple[ProtocolRow, ...] = (
     _row(33, "ALTER_CONFIGS", _Op.ALTER_CONFIGS, _Rt.TOPIC, _T),
     _row(34, "ALTER_REPLICA_LOG_DIRS", _Op.ALTER, _Rt.CLUSTER),
     _row(35, "DESCRIBE_LOG_DIRS", _Op.DESCRIBE, _Rt.CLUSTER, note="empty response on failure"),
-    ProtocolRow(api_key=36, api_name="SASL_AUTHENTICATE", note=_NOT_AUTHORIZABLE),
+    ApiKeyRow(api_key=36, api_name="SASL_AUTHENTICATE", note=_NOT_AUTHORIZABLE),
     _row(37, "CREATE_PARTITIONS", _Op.ALTER, _Rt.TOPIC, _T),
-    ProtocolRow(api_key=38, api_name="CREATE_DELEGATION_TOKEN", note=_TOKEN_RULES),
-    ProtocolRow(api_key=39, api_name="RENEW_DELEGATION_TOKEN", note=_TOKEN_RULES),
-    ProtocolRow(api_key=40, api_name="EXPIRE_DELEGATION_TOKEN", note=_TOKEN_RULES),
+    ApiKeyRow(api_key=38, api_name="CREATE_DELEGATION_TOKEN", note=_TOKEN_RULES),
+    ApiKeyRow(api_key=39, api_name="RENEW_DELEGATION_TOKEN", note=_TOKEN_RULES),
+    ApiKeyRow(api_key=40, api_name="EXPIRE_DELEGATION_TOKEN", note=_TOKEN_RULES),
     _row(41, "DESCRIBE_DELEGATION_TOKEN", _Op.DESCRIBE, _Rt.DELEGATION_TOKEN, NameSource.TOKENS),
     _row(42, "DELETE_GROUPS", _Op.DELETE, _Rt.GROUP, _GS),
     _row(43, "ELECT_PREFERRED_LEADERS", _Op.CLUSTER_ACTION, _Rt.CLUSTER),
@@ -235,11 +235,11 @@ class RequestDetails:
         return tuple(many[source])
 
 
-def rows_for(api_key: int) -> tuple[ProtocolRow, ...]:
+def rows_for(api_key: int) -> tuple[ApiKeyRow, ...]:
     """The table rows of one API key, in the docs' order."""
-    rows = tuple(row for row in PROTOCOL_TABLE if row.api_key == api_key)
+    rows = tuple(row for row in API_KEY_TABLE if row.api_key == api_key)
     if not rows:
-        known = ", ".join(str(key) for key in sorted({row.api_key for row in PROTOCOL_TABLE}))
+        known = ", ".join(str(key) for key in sorted({row.api_key for row in API_KEY_TABLE}))
         raise UnknownApiKeyError(f"API key {api_key} is not in Kafka's authorization table "
                                  f"(known keys: {known})")
     return rows
@@ -294,7 +294,7 @@ def checks_for(
 
 
 def _fallback_steps(
-    rows: tuple[ProtocolRow, ...], label: str, details: RequestDetails
+    rows: tuple[ApiKeyRow, ...], label: str, details: RequestDetails
 ) -> list[CheckStep]:
     alternatives = [row for row in rows if row.fallback == label]
     per_name = next(row for row in alternatives if row.source is not NameSource.CLUSTER)
@@ -307,12 +307,12 @@ def _fallback_steps(
     ]  # fmt: skip
 
 
-def _check(row: ProtocolRow, name: str) -> Check:
+def _check(row: ApiKeyRow, name: str) -> Check:
     assert row.operation is not None and row.resource_type is not None
     return Check(operation=row.operation, resource_type=row.resource_type, name=name)
 
 
-def _resource_name(row: ProtocolRow) -> str:
+def _resource_name(row: ApiKeyRow) -> str:
     return row.resource_type.name if row.resource_type is not None else "?"
 
 

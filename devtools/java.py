@@ -3,7 +3,7 @@
 The differential tests and benchmarks drive Kafka's real classes (``StandardAuthorizer``,
 ``SslPrincipalMapper``, ``KerberosShortNamer``...) through one-file Java harnesses under
 ``tests/java/``.  :func:`compile_harness` compiles such a file with ``javac`` against a
-classpath (usually :func:`store.runtime.maven.kafka_classpath`) into
+classpath (usually :func:`devtools.maven.kafka_classpath`) into
 ``<source dir>/build/<Name>-<hash>/``, keyed by a hash of the source text and the classpath,
 so an unchanged harness is compiled once and an edited one (or another Kafka version) never
 runs stale classes.  :func:`run_harness` runs the compiled main class with text on stdin.
@@ -19,8 +19,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from devtools.maven import require_java, require_tool
 from store.errors import StoreError
-from store.runtime.maven import require_java, require_tool
 
 _LOG4J2 = "status = error\nrootLogger.level = ERROR\n"
 _JDK_HINT = "install a JDK 17 or newer (Debian: apt-get install openjdk-17-jdk-headless)"

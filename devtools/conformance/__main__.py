@@ -1,16 +1,16 @@
-"""``python -m store.conformance FILE [FILE ...]``: exit 0 only when no vector failed."""
+"""``python -m devtools.conformance FILE [FILE ...]``: exit 0 only when no vector failed."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from store.conformance.runner import run_files
+from devtools.conformance.runner import run_files
 
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python -m store.conformance FILE [FILE ...]", file=sys.stderr)
+        print("usage: python -m devtools.conformance FILE [FILE ...]", file=sys.stderr)
         return 2
     missing = [arg for arg in argv if not Path(arg).is_file()]
     if missing:
