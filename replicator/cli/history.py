@@ -14,13 +14,17 @@ Hadoop-compatible URI; default ``<data-dir>/history``).  Spark runs on ``--maste
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from replicator.cli.common import add_client_options
-from store.acl import AclOperation, ResourceType
-from store.errors import InvalidConfigError
+from replicator.cli.output import failed_results
+from replicator.client import StoreClient
+from replicator.http.wire import binding_json, filter_json
+from store.acl import AclBinding, AclOperation, ResourceType
+from store.errors import InvalidConfigError, StoreError
 from store.principal import KafkaPrincipal, PrincipalFormatError
 
 DEFAULT_MASTER = "local[2]"
@@ -189,6 +193,50 @@ def _handler(name: str) -> Callable[[argparse.Namespace], int]:
         return run(args)
 
     return handle
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What ``restore --apply`` wrote: the offset after each write request, and how many."""
+
+    offsets: tuple[int, ...]
+    deleted: int
+    created: int
+
+
+def apply_plan(
+    client: StoreClient, *, creates: Sequence[AclBinding], deletes: Sequence[AclBinding]
+) -> Applied:
+    """Write a restore plan through the node's admin API: the deletes, then the creates.
+
+    Each side is one request (one batch, so one write to the log); the admin API has no request
+    that both deletes and creates, so a plan with both takes two.  A refused item stops with
+    :class:`RestoreError` naming it, after what was already written.
+    """
+    offsets: list[int] = []
+    deleted = created = 0
+    if deletes:
+        filters = [filter_json(b.to_filter()) for b in deletes]
+        answer = client.call("POST", "/v1/acls/delete", {"filters": filters})
+        failed = failed_results(answer)
+        if failed:
+            raise RestoreError(f"restore: deleting ACLs failed: {failed[0]['error']['message']}")
+        deleted = sum(len(r["deleted"]) for r in answer["results"])
+        offsets.append(int(answer["offset"]))
+    if creates:
+        answer = client.call("POST", "/v1/acls", {"bindings": [binding_json(b) for b in creates]})
+        failed = failed_results(answer)
+        if failed:
+            raise RestoreError(
+                f"restore: creating {failed[0]['binding']} failed: {failed[0]['error']['message']}"
+            )
+        created = len(creates)
+        offsets.append(int(answer["offset"]))
+    return Applied(tuple(offsets), deleted, created)
+
+
+class RestoreError(StoreError):
+    """The node refused part of a restore plan."""
 
 
 def _not_wired(args: argparse.Namespace) -> int:

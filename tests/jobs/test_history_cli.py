@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from replicator import cli
+from replicator.cli.history import apply_plan
+from replicator.client import ClientConfig, StoreClient
+from replicator.http.wire import binding_from_json, binding_json, filter_json
+from replicator.node import Node, NodeSettings
+from store.acl import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
 
 WHO = ["history", "who", "--resource-type", "TOPIC", "--resource-name", "orders",
        "--operation", "READ", "--host", "10.0.0.1"]  # fmt: skip
@@ -64,3 +78,28 @@ def test_refusals_are_one_line_with_exit_2(
 def test_malformed_time_names_the_accepted_forms(capsys: pytest.CaptureFixture[str]) -> None:
     line = refused(capsys, ["history", "snapshot", "--at", "last tuesday"])
     assert "epoch milliseconds" in line and "ISO-8601" in line and "--at" in line
+
+
+def _binding(name: str, principal: str) -> AclBinding:
+    return AclBinding.of(ResourceType.TOPIC, name, PatternType.LITERAL, principal, "*",
+                         AclOperation.READ, AclPermissionType.ALLOW)  # fmt: skip
+
+
+def test_apply_plan_writes_deletes_then_creates_through_the_admin_api(tmp_path: Path) -> None:
+    """A node on the embedded log: the plan's deletes and creates land; the rest is untouched."""
+    node = Node(NodeSettings(data_dir=tmp_path / "node", listen="127.0.0.1:0", audit=None))
+    node.start()
+    assert node.info is not None
+    admin = ClientConfig.resolve(command_config=node.info.credential.properties_path)
+    try:
+        keep, drop, back = _binding("keep", "User:a"), _binding("drop", "User:b"), _binding("back", "User:c")
+        with StoreClient(admin) as client:
+            client.call("POST", "/v1/acls", {"bindings": [binding_json(keep), binding_json(drop)]})
+            applied = apply_plan(client, creates=[back], deletes=[drop])
+            listed = client.call("POST", "/v1/acls/describe", {"filter": filter_json(AclBindingFilter())})
+        assert (applied.deleted, applied.created) == (1, 1)
+        assert len(applied.offsets) == 2 and applied.offsets[0] < applied.offsets[1]
+        assert {binding_from_json(b) for b in listed["bindings"]} == {keep, back}
+        assert int(listed["offset"]) == applied.offsets[-1]
+    finally:
+        node.stop()
