@@ -34,6 +34,7 @@ class Cluster:
     master_url: str
     ui_url: str
     logs: Path
+    pids: tuple[int, ...]
 
 
 def _spark_home() -> Path:
@@ -112,10 +113,22 @@ def standalone_cluster(workdir: Path) -> Iterator[Cluster]:
               "--host", "127.0.0.1", "--webui-port", str(worker_ui_port), "--cores", "1",
               "--memory", "1g", "--work-dir", str(workdir / "work"))  # fmt: skip
         _wait("the worker", lambda: _master_state(ui_url)["aliveworkers"] == 1, logs)
-        yield Cluster(master_url, ui_url, logs)
+        yield Cluster(master_url, ui_url, logs, tuple(p.pid for p in processes))
     finally:
         for process in reversed(processes):
             _stop(process)
+
+
+def listening_addresses(pids: tuple[int, ...]) -> set[str]:
+    """The local addresses the daemons (spark-class execs the JVM, same pid) listen on."""
+    import psutil
+
+    addresses = set()
+    for pid in pids:
+        for conn in psutil.Process(pid).net_connections(kind="inet"):
+            if conn.status == psutil.CONN_LISTEN:
+                addresses.add(conn.laddr.ip.removeprefix("::ffff:"))
+    return addresses
 
 
 def test_the_cluster_comes_up_on_loopback_and_stops(tmp_path: Path) -> None:
@@ -124,6 +137,7 @@ def test_the_cluster_comes_up_on_loopback_and_stops(tmp_path: Path) -> None:
         assert state["url"] == cluster.master_url
         (worker,) = state["workers"]
         assert worker["host"] == "127.0.0.1" and worker["cores"] == 1
+        assert listening_addresses(cluster.pids) == {"127.0.0.1"}
     with pytest.raises(OSError):
         _master_state(cluster.ui_url)
 
