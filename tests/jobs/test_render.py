@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pytest
@@ -205,3 +206,23 @@ def test_json_is_the_given_document_and_an_unknown_format_is_refused() -> None:
     )
     with pytest.raises(ValueError, match="'xml' is not one of table, json, csv"):
         render("xml", Grid((), ()), 1, None)
+
+
+def test_when_json_is_issue_10s_shape() -> None:
+    from jobs.history.answers import HistoryEvent, Interval, WhenAnswer
+
+    opened = HistoryEvent(offset=3, time_ms=T0, type="ACL_CREATED", binding=READ_ORDERS, actor="User:admin")
+    answer = WhenAnswer(
+        intervals=(Interval(from_offset=3, to_offset=None, from_ms=T0, to_ms=None, opened_by=opened),),
+        offset=12,
+    )
+    document = json.loads(render("json", when_grid(answer.intervals), answer.offset, answer.to_json()))
+    assert document["offset"] == 12
+    (interval,) = document["intervals"]
+    assert {k: interval[k] for k in ("fromOffset", "toOffset", "from", "to")} == {
+        "fromOffset": 3, "toOffset": None, "from": "2001-09-09T01:46:40.000Z", "to": None,
+    }  # fmt: skip
+    assert interval["openedBy"]["binding"] == ["TOPIC", "orders", "LITERAL", "User:bob", "*", "READ", "ALLOW"]
+    assert table_text(when_grid(answer.intervals), answer.offset).splitlines()[1].split()[:3] == [
+        "3", "2001-09-09T01:46:40.000Z", "3",
+    ]  # fmt: skip
