@@ -1,18 +1,45 @@
-"""The SparkSession every job and test uses: local, quiet, with Spark's Kafka source.
+"""The SparkSession every job and test uses: loopback-bound, quiet, with Delta Lake and Kafka.
 
-Spark's own ``--packages`` resolver does not honour this machine's Maven settings, so the
-Kafka and Avro connectors are resolved with Maven (:mod:`store.runtime.maven`) and handed to
-Spark as jar paths.
+Where the jars come from, first match wins:
+
+1. the cluster: ``spark.jars`` or ``spark.jars.packages`` already set (``spark-submit --jars``
+   / ``--packages``, or ``conf`` given here), so nothing is added;
+2. a configured classpath: ``ACLSTORE_SPARK_JARS`` (jar paths separated by commas or the path
+   separator) or ``ACLSTORE_SPARK_JARS_FILE`` (a file holding such a list);
+3. development only: the Kafka source, Avro and Delta Lake resolved with this machine's Maven
+   (Spark's own ``--packages`` resolver does not honour its Maven settings).
+
+The jars needed are ``org.apache.spark:spark-sql-kafka-0-10_2.13`` (the pyspark version),
+``io.delta:delta-spark_2.13:4.0.0`` and ``io.delta:delta-storage:4.0.0``.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from store.runtime.maven import spark_connector_jars
+JARS_ENV: Final = "ACLSTORE_SPARK_JARS"
+JARS_FILE_ENV: Final = "ACLSTORE_SPARK_JARS_FILE"
+
+DELTA_CONF: Final = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+LOCAL_CONF: Final = {
+    # Delta reads a table's log into 50 partitions by default: far too many tasks for a
+    # local session on two cores, where each costs more than the data it holds.
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+}
+
+
+class SessionSetupError(Exception):
+    """The session's jars could not be found as configured."""
 
 
 def build_session(
@@ -22,33 +49,81 @@ def build_session(
     conf: Mapping[str, str] | None = None,
     warehouse: Path | None = None,
 ) -> Any:
-    """A SparkSession bound to loopback with the Kafka and Avro connectors on its classpath."""
+    """A SparkSession on ``master`` with Delta Lake's catalog and the Kafka source's jars."""
     from pyspark.sql import SparkSession
 
-    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
-    jars = ",".join(str(j) for j in spark_connector_jars())
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .master(master)
-        .config("spark.jars", jars)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-        .config("spark.driver.memory", "1g")
-    )
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    settings: dict[str, str] = {
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+        "spark.driver.memory": "1g",
+        **DELTA_CONF,
+    }
+    if master.startswith("local"):
+        settings.update(LOCAL_CONF)
+    settings.update(conf or {})
+    jars = session_jars(settings)
+    if jars is not None:
+        settings["spark.jars"] = ",".join(jars)
+    builder = SparkSession.builder.appName(app_name).master(master)
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
-    for key, value in (conf or {}).items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
 
 
-def _python() -> str:
-    import sys
+def session_jars(
+    conf: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> list[str] | None:
+    """The jars to put on ``spark.jars``, or None when the cluster already provides them."""
+    env = os.environ if environ is None else environ
+    if "spark.jars" in conf or "spark.jars.packages" in conf or _submitted_with_jars(env):
+        return None
+    listed = env.get(JARS_ENV)
+    if listed:
+        return _existing(_split(listed), JARS_ENV)
+    listed_file = env.get(JARS_FILE_ENV)
+    if listed_file:
+        path = Path(listed_file)
+        if not path.is_file():
+            raise SessionSetupError(f"{JARS_FILE_ENV}={listed_file} is not a file: point it at a jar list")
+        return _existing(_split(path.read_text()), f"{JARS_FILE_ENV} ({listed_file})")
+    # Development fallback: resolve with the machine's Maven (imported here, so a deployed
+    # job never needs the development tooling).
+    from store.runtime.maven import spark_connector_jars
 
-    return sys.executable
+    return [str(j) for j in spark_connector_jars()]
+
+
+def _submitted_with_jars(env: Mapping[str, str]) -> bool:
+    """True under ``spark-submit``/``pyspark`` given ``--jars``/``--packages`` (or their conf)."""
+    args = env.get("PYSPARK_SUBMIT_ARGS", "")
+    return bool(re.search(r"--(jars|packages)\b|spark\.jars(\.packages)?=", args)) or (
+        "PYSPARK_GATEWAY_PORT" in env and _gateway_has_jars()
+    )
+
+
+def _gateway_has_jars() -> bool:
+    """Ask the JVM ``spark-submit`` started for this process whether it was given jars."""
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    launched = SparkConf()
+    return bool(launched.contains("spark.jars") or launched.contains("spark.jars.packages"))
+
+
+def _split(text: str) -> list[str]:
+    return [p.strip() for p in re.split(rf"[,\n{re.escape(os.pathsep)}]", text) if p.strip()]
+
+
+def _existing(jars: list[str], source: str) -> list[str]:
+    missing = [j for j in jars if "://" not in j and not Path(j).exists()]
+    if not jars or missing:
+        what = ", ".join(missing) if missing else "no jar"
+        raise SessionSetupError(f"{source} lists {what}: give existing jar paths or URLs")
+    return jars
