@@ -14,18 +14,22 @@ Hadoop-compatible URI; default ``<data-dir>/history``).  Spark runs on ``--maste
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from replicator.cli.common import add_client_options
+from replicator.cli.common import add_client_options, store_client
 from replicator.cli.output import failed_results
 from replicator.client import StoreClient
 from replicator.http.wire import binding_json, filter_json
 from store.acl import AclBinding, AclOperation, ResourceType
 from store.errors import InvalidConfigError, StoreError
 from store.principal import KafkaPrincipal, PrincipalFormatError
+
+if TYPE_CHECKING:
+    from jobs.history.answers import WhenAnswer
 
 DEFAULT_MASTER = "local[2]"
 DEFAULT_TOPIC = "aclstore-acls"
@@ -188,9 +192,14 @@ def archive_location(args: argparse.Namespace) -> str:
 
 def _handler(name: str) -> Callable[[argparse.Namespace], int]:
     def handle(args: argparse.Namespace) -> int:
+        from jobs.history.errors import BeforeHistoryError
+
         check_log_args(args)
         run: Callable[[argparse.Namespace], int] = _RUNS[name]
-        return run(args)
+        try:
+            return run(args)
+        except BeforeHistoryError as exc:  # a question the command line got wrong: exit 2
+            raise InvalidConfigError(exc.message) from exc
 
     return handle
 
@@ -239,10 +248,154 @@ class RestoreError(StoreError):
     """The node refused part of a restore plan."""
 
 
-def _not_wired(args: argparse.Namespace) -> int:
-    raise InvalidConfigError(f"aclstore history {args.history_command}: not available in this build yet")
+# --- running: Spark, the log, the archive ------------------------------------------------------
+
+
+def _session(args: argparse.Namespace) -> Any:
+    """The session of this command; it ends with the process (not stopped here, so that a
+    caller in the same process that already has a session keeps it)."""
+    from jobs.session import build_session
+
+    # No console progress bars: the command's output is its answer.
+    return build_session(
+        "aclstore-history", master=args.master, conf={"spark.ui.showConsoleProgress": "false"}
+    )
+
+
+def _source(args: argparse.Namespace) -> Any:
+    from jobs.history.archive import LogSource
+
+    if args.bootstrap_servers:
+        return LogSource.kafka(args.bootstrap_servers, args.topic or DEFAULT_TOPIC)
+    return LogSource.embedded(Path(args.data_dir).resolve() / "log")
+
+
+def _print(args: argparse.Namespace, grid: Any, offset: int | None, as_json: Any) -> None:
+    from jobs.history.render import render
+
+    sys.stdout.write(render(args.format, grid, offset, as_json))
+    sys.stdout.flush()
+
+
+def _point(args: argparse.Namespace) -> dict[str, int | None]:
+    return {"at_ms": args.at, "offset": args.offset}
+
+
+def run_archive(args: argparse.Namespace) -> int:
+    from jobs.history.archive import run_archive as archive
+
+    location = archive_location(args)
+    checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
+    spark = _session(args)
+    archive(spark, _source(args), location, checkpoint, once=args.once)
+    return 0
+
+
+def run_events(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import events_grid
+
+    spark = _session(args)
+    answer = queries.events(spark, archive_location(args), _source(args),
+                            from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
+    _print(args, events_grid(answer.events), answer.offset, answer.to_json())
+    return 0
+
+
+def run_snapshot(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import snapshot_grid
+
+    spark = _session(args)
+    answer = queries.snapshot(spark, archive_location(args), _source(args), **_point(args))
+    _print(args, snapshot_grid(answer), answer.offset, answer.to_json())
+    return 0
+
+
+def run_who(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import who_grid
+
+    spark = _session(args)
+    answer = queries.who(
+        spark, archive_location(args), _source(args), resource_type=args.resource_type,
+        resource_name=args.resource_name, operation=args.operation, host=args.host, **_point(args),
+    )  # fmt: skip
+    _print(args, who_grid(answer), answer.offset, answer.to_json())
+    return 0
+
+
+def run_when(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import Grid, csv_text, json_text, table_text, when_grid
+
+    series: list[tuple[str, WhenAnswer]] = []
+    spark = _session(args)
+    for principal in args.principal:
+        for name in args.resource_name:
+            answer = queries.when(
+                spark, archive_location(args), _source(args), principal=principal,
+                host=args.host, operation=args.operation, resource_type=args.resource_type,
+                resource_name=name, from_ms=args.from_ms, to_ms=args.to_ms,
+            )  # fmt: skip
+            label = f"{principal} {args.operation.name} {args.resource_type.name}:{name}"
+            series.append((label, answer))
+    offset = max(a.offset for _, a in series)
+    if len(series) == 1:
+        _print(args, when_grid(series[0][1].intervals), offset, series[0][1].to_json())
+    elif args.format == "json":
+        sys.stdout.write(json_text([{"series": label, **a.to_json()} for label, a in series]))
+    else:
+        grids = [when_grid(a.intervals, series=label) for label, a in series]
+        merged = Grid(grids[0].header, tuple(r for g in grids for r in g.rows))
+        text = table_text if args.format == "table" else csv_text
+        sys.stdout.write(text(merged, offset))
+    if args.plot is not None:
+        from jobs.history.plot import Series, save_png
+
+        end_ms = args.to_ms if args.to_ms is not None else _latest_ms(series)
+        save_png([Series(label=label, intervals=a.intervals) for label, a in series], args.plot,
+                 end_ms=end_ms)  # fmt: skip
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _latest_ms(series: Sequence[tuple[str, WhenAnswer]]) -> int:
+    """The right edge for intervals still open: now, or the latest time an answer shows."""
+    import time
+
+    times = [t for _, a in series for i in a.intervals for t in (i.from_ms, i.to_ms) if t is not None]
+    return max([int(time.time() * 1000), *times])
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import diff_grid
+
+    spark = _session(args)
+    answer = queries.diff(spark, archive_location(args), _source(args),
+                          from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
+    _print(args, diff_grid(answer), answer.to_offset, answer.to_json())
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import restore_grid
+
+    spark = _session(args)
+    plan = queries.restore(spark, archive_location(args), _source(args), **_point(args))
+    if not args.apply:
+        _print(args, restore_grid(plan), plan.offset, plan.to_json())
+        return 0
+    with store_client(args) as client:
+        applied = apply_plan(client, creates=plan.creates, deletes=plan.deletes)
+    print(f"restored to offset {plan.at_offset}: {applied.deleted} deleted, {applied.created} created "
+          f"(log offset {applied.offsets[-1] if applied.offsets else plan.offset})")  # fmt: skip
+    return 0
 
 
 _RUNS: dict[str, Callable[[argparse.Namespace], int]] = {
-    name: _not_wired for name in ("archive", "events", "snapshot", "who", "when", "diff", "restore")
-}
+    "archive": run_archive, "events": run_events, "snapshot": run_snapshot, "who": run_who,
+    "when": run_when, "diff": run_diff, "restore": run_restore,
+}  # fmt: skip
