@@ -142,8 +142,47 @@ def test_the_cluster_comes_up_on_loopback_and_stops(tmp_path: Path) -> None:
         _master_state(cluster.ui_url)
 
 
-def aclstore(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def aclstore(*args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "replicator.cli", *args],
         capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
+
+
+def test_the_archive_job_runs_on_the_cluster(spark: Any, tmp_path: Path) -> None:
+    """``history archive --once --master spark://...``: every event written is in the archive."""
+    from jobs.history.tables import events_path
+    from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+    from store.admin import AclAdmin
+    from store.log import EmbeddedChangeLog
+
+    data = tmp_path / "data"
+    bindings = [
+        AclBinding.of(
+            ResourceType.TOPIC,
+            f"t{i}",
+            PatternType.LITERAL,
+            f"User:u{i % 3}",
+            "*",
+            AclOperation.READ,
+            AclPermissionType.ALLOW,
+        )
+        for i in range(30)
+    ]
+    with EmbeddedChangeLog(data / "log") as log:
+        admin = AclAdmin(log, super_users=["User:admin"])
+        created = admin.create_acls(bindings, actor="User:admin").offset
+        admin.delete_acls([b.to_filter() for b in bindings[:5]], actor="User:admin")
+    archive = tmp_path / "archive"
+    with standalone_cluster(tmp_path / "cluster") as cluster:
+        result = aclstore("history", "archive", "--once", "--data-dir", str(data),
+                          "--archive", str(archive), "--master", cluster.master_url)  # fmt: skip
+        assert result.returncode == 0, result.stderr[-4000:]
+        finished = _master_state(cluster.ui_url)["completedapps"]
+    # The job ran as an application of this cluster, not in a local session.
+    assert [app["name"] for app in finished] == ["aclstore-history"]
+    rows = spark.read.format("delta").load(events_path(str(archive))).collect()
+    created_rows = sorted(r.offset for r in rows if r.type == "ACL_CREATED")
+    assert created_rows == list(range(created - 29, created + 1))
+    deleted = {r.name for r in rows if r.type == "ACL_DELETED"}
+    assert deleted == {f"t{i}" for i in range(5)}
