@@ -77,9 +77,7 @@ def build_session(
     return session
 
 
-def session_jars(
-    conf: Mapping[str, str], environ: Mapping[str, str] | None = None
-) -> list[str] | None:
+def session_jars(conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -> list[str] | None:
     """The jars to put on ``spark.jars``, or None when the cluster already provides them."""
     env = os.environ if environ is None else environ
     if "spark.jars" in conf or "spark.jars.packages" in conf or _submitted_with_jars(env):
