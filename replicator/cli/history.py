@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from replicator.cli.common import add_client_options, store_client
 from replicator.cli.output import failed_results
 from replicator.client import StoreClient
-from replicator.http.wire import binding_json, filter_json
+from replicator.contract.bindings import binding_json, filter_json
 from store.acl import AclBinding, AclOperation, ResourceType
 from store.errors import InvalidConfigError, StoreError
 from store.principal import KafkaPrincipal, PrincipalFormatError
@@ -226,14 +226,14 @@ def apply_plan(
     deleted = created = 0
     if deletes:
         filters = [filter_json(b.to_filter()) for b in deletes]
-        answer = client.call("POST", "/v1/acls/delete", {"filters": filters})
+        answer = client.send("delete_acls", {"filters": filters})
         failed = failed_results(answer)
         if failed:
             raise RestoreError(f"restore: deleting ACLs failed: {failed[0]['error']['message']}")
         deleted = sum(len(r["deleted"]) for r in answer["results"])
         offsets.append(int(answer["offset"]))
     if creates:
-        answer = client.call("POST", "/v1/acls", {"bindings": [binding_json(b) for b in creates]})
+        answer = client.send("create_acls", {"bindings": [binding_json(b) for b in creates]})
         failed = failed_results(answer)
         if failed:
             raise RestoreError(

@@ -10,8 +10,8 @@ import pytest
 from replicator import cli
 from replicator.cli.history import apply_plan
 from replicator.client import ClientConfig, StoreClient
-from replicator.http.wire import binding_from_json, binding_json, filter_json
-from replicator.node import Node, NodeSettings
+from replicator.contract.bindings import binding_from_json, binding_json, filter_json
+from replicator.server.node import Node, NodeSettings
 from store.acl import (
     AclBinding,
     AclBindingFilter,
