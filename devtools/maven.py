@@ -27,6 +27,8 @@ KAFKA_VERSION = os.environ.get("ACLSTORE_KAFKA_VERSION", "4.3.1")
 this machine reaches it (4.4.0's ``kafka-tools-api`` is not published there).
 """
 SCALA_BINARY = "2.13"
+DELTA_VERSION = "4.0.0"
+"""Delta Lake for the history archive: 4.0.0 is the release built for Spark 4.0."""
 LOG4J_VERSION = "2.25.4"
 
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -144,7 +146,7 @@ def _artifact_name(jar: Path) -> str:
 
 @cache
 def spark_connector_jars() -> list[Path]:
-    """Spark's Kafka source and Avro support for the installed pyspark, minus jars pyspark ships."""
+    """Spark's Kafka source, Avro and Delta Lake for the installed pyspark, minus jars pyspark ships."""
     import pyspark
 
     version = pyspark.__version__
@@ -152,6 +154,8 @@ def spark_connector_jars() -> list[Path]:
         [
             f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{version}",
             f"org.apache.spark:spark-avro_{SCALA_BINARY}:{version}",
+            f"io.delta:delta-spark_{SCALA_BINARY}:{DELTA_VERSION}",
+            f"io.delta:delta-storage:{DELTA_VERSION}",
         ]
     )
     shipped_dir = Path(pyspark.__file__).parent / "jars"

@@ -1,18 +1,48 @@
-"""The SparkSession every job and test uses: local, quiet, with Spark's Kafka source.
+"""The SparkSession every job and test uses: loopback-bound, quiet, with Delta Lake and Kafka.
 
-Spark's own ``--packages`` resolver does not honour this machine's Maven settings, so the
-Kafka and Avro connectors are handed to Spark as jar paths, listed (one a line) in
-``ACLSTORE_SPARK_JARS_FILE``; its default, ``$ACLSTORE_CACHE_DIR/spark-jars.txt`` (cache
-directory ``~/.cache/aclstore``), is what ``python -m devtools jars`` (``make jars``) writes in
-development.  The product imports no dev tooling.
+Where the jars come from, first match wins:
+
+1. the cluster: ``spark.jars`` or ``spark.jars.packages`` already set (``spark-submit --jars``
+   / ``--packages``, or ``conf`` given here), so nothing is added;
+2. a configured classpath: ``ACLSTORE_SPARK_JARS`` (jar paths separated by commas or the path
+   separator)
+   or ``ACLSTORE_SPARK_JARS_FILE`` (a file holding such a list), whose default in development is
+   ``$ACLSTORE_CACHE_DIR/spark-jars.txt`` (cache directory ``~/.cache/aclstore``): the list
+   ``python -m devtools jars`` (``make jars``) writes after resolving the jars with this
+   machine's Maven (Spark's own ``--packages`` resolver does not honour its Maven settings).
+   The product imports no dev tooling.
+
+The jars needed are ``org.apache.spark:spark-sql-kafka-0-10_2.13`` (the pyspark version),
+``io.delta:delta-spark_2.13:4.0.0`` and ``io.delta:delta-storage:4.0.0``.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+JARS_ENV: Final = "ACLSTORE_SPARK_JARS"
+JARS_FILE_ENV: Final = "ACLSTORE_SPARK_JARS_FILE"
+
+DELTA_CONF: Final = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+LOCAL_CONF: Final = {
+    # Delta reads a table's log into 50 partitions by default: far too many tasks for a
+    # local session on two cores, where each costs more than the data it holds.
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+}
+
+
+class SessionSetupError(Exception):
+    """The session's jars could not be found as configured."""
 
 
 def build_session(
@@ -22,37 +52,43 @@ def build_session(
     conf: Mapping[str, str] | None = None,
     warehouse: Path | None = None,
 ) -> Any:
-    """A SparkSession bound to loopback with the Kafka and Avro connectors on its classpath."""
+    """A SparkSession on ``master`` with Delta Lake's catalog and the Kafka source's jars."""
     from pyspark.sql import SparkSession
 
-    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
-    jars = ",".join(listed_jars())
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .master(master)
-        .config("spark.jars", jars)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-        .config("spark.driver.memory", "1g")
-    )
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    settings: dict[str, str] = {
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+        "spark.driver.memory": "1g",
+        **DELTA_CONF,
+    }
+    if master.startswith("local"):
+        settings.update(LOCAL_CONF)
+    settings.update(conf or {})
+    jars = session_jars(settings)
+    if jars is not None:
+        settings["spark.jars"] = ",".join(jars)
+    builder = SparkSession.builder.appName(app_name).master(master)
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
-    for key, value in (conf or {}).items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
 
 
-JARS_FILE_ENV = "ACLSTORE_SPARK_JARS_FILE"
-
-
-class SessionSetupError(Exception):
-    """The session's jar list is missing or names jars that are not there."""
+def session_jars(conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -> list[str] | None:
+    """The jars to put on ``spark.jars``, or None when the cluster already provides them."""
+    env = os.environ if environ is None else environ
+    if "spark.jars" in conf or "spark.jars.packages" in conf or _submitted_with_jars(env):
+        return None
+    listed = env.get(JARS_ENV)
+    if listed:
+        return _existing(_split(listed), JARS_ENV)
+    return listed_jars(env)
 
 
 def jars_file(environ: Mapping[str, str] | None = None) -> Path:
@@ -65,23 +101,46 @@ def jars_file(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def listed_jars(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The jar paths in :func:`jars_file`; a missing file or jar is a one-line error with the fix."""
+    """The jars :func:`jars_file` lists; a missing file or jar is a one-line error with the fix."""
     path = jars_file(environ)
     if not path.is_file():
         raise SessionSetupError(
             f"no Spark jar list at {path}: run `make jars` (python -m devtools jars) in a "
-            f"development checkout, or set {JARS_FILE_ENV} to a file listing the jar paths"
+            f"development checkout, pass --jars/--packages, or set {JARS_FILE_ENV} to a file "
+            "listing the jar paths"
         )
-    jars = path.read_text(encoding="utf-8").split()
-    missing = [jar for jar in jars if not Path(jar).exists()]
-    if missing:
-        raise SessionSetupError(
-            f"{path} lists jars that are gone ({', '.join(missing[:3])}): run `make jars` again"
-        )
+    jars = _split(path.read_text(encoding="utf-8"))
+    missing = [j for j in jars if "://" not in j and not Path(j).exists()]
+    if not jars or missing:
+        what = ", ".join(missing[:3]) if missing else "no jar"
+        raise SessionSetupError(f"{path} lists {what}: run `make jars` again")
     return jars
 
 
-def _python() -> str:
-    import sys
+def _submitted_with_jars(env: Mapping[str, str]) -> bool:
+    """True under ``spark-submit``/``pyspark`` given ``--jars``/``--packages`` (or their conf)."""
+    args = env.get("PYSPARK_SUBMIT_ARGS", "")
+    return bool(re.search(r"--(jars|packages)\b|spark\.jars(\.packages)?=", args)) or (
+        "PYSPARK_GATEWAY_PORT" in env and _gateway_has_jars()
+    )
 
-    return sys.executable
+
+def _gateway_has_jars() -> bool:
+    """Ask the JVM ``spark-submit`` started for this process whether it was given jars."""
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    launched = SparkConf()
+    return bool(launched.contains("spark.jars") or launched.contains("spark.jars.packages"))
+
+
+def _split(text: str) -> list[str]:
+    return [p.strip() for p in re.split(rf"[,\n{re.escape(os.pathsep)}]", text) if p.strip()]
+
+
+def _existing(jars: list[str], source: str) -> list[str]:
+    missing = [j for j in jars if "://" not in j and not Path(j).exists()]
+    if not jars or missing:
+        what = ", ".join(missing) if missing else "no jar"
+        raise SessionSetupError(f"{source} lists {what}: give existing jar paths or URLs")
+    return jars

@@ -1,0 +1,204 @@
+"""The archive job: the change log, streamed into the history and validity Delta tables.
+
+One Structured Streaming query reads the log (Spark's Kafka source for a cluster's topic,
+:mod:`jobs.history.sqlite_source` for the embedded log) and, per micro-batch, appends the
+batch's events to ``events`` and merges the intervals they open and close into ``validity``.
+
+Exactly once: the query's checkpoint fixes each batch's offsets, and both Delta writes carry
+Delta's idempotent-write pair (``txnAppId`` = this archive's id, ``txnVersion`` = the batch
+id), so a batch replayed after a crash (even a SIGKILL between the two writes) commits each
+table at most once.  A record the fold refuses stops the job: the events before it in its
+batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names its offset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from jobs.history.answers import HistoryEvent
+from jobs.history.decode import Validity, fold_validity, history_event, identity
+from jobs.history.errors import ArchiveStoppedError
+from jobs.history.tables import (
+    EVENTS_PARTITIONING,
+    EVENTS_SCHEMA,
+    VALIDITY_PARTITIONING,
+    VALIDITY_SCHEMA,
+    event_row,
+    events_path,
+    validity_of_row,
+    validity_path,
+    validity_row,
+)
+from store.codec import RecordDecodeError
+from store.log.base import ChangeLog
+
+DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
+_TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
+_TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogSource:
+    """Which log to read: partition 0 of a Kafka topic, or an embedded log's data directory."""
+
+    bootstrap_servers: str | None = None
+    topic: str | None = None
+    data_dir: Path | None = None
+
+    @classmethod
+    def kafka(cls, bootstrap_servers: str, topic: str) -> LogSource:
+        return cls(bootstrap_servers=bootstrap_servers, topic=topic)
+
+    @classmethod
+    def embedded(cls, data_dir: Path | str) -> LogSource:
+        return cls(data_dir=Path(data_dir))
+
+    def __post_init__(self) -> None:
+        if (self.data_dir is None) == (self.bootstrap_servers is None):
+            raise ValueError("a LogSource is either Kafka (bootstrap servers and topic) or embedded")
+
+    def open_log(self) -> ChangeLog:
+        """The log itself, for reading the tail the archive has not reached."""
+        if self.data_dir is not None:
+            from store.log.embedded import EmbeddedChangeLog
+
+            return EmbeddedChangeLog(self.data_dir)
+        from store.log.kafka import KafkaChangeLog
+
+        assert self.bootstrap_servers is not None and self.topic is not None
+        return KafkaChangeLog(self.bootstrap_servers, self.topic, create_topic=False)
+
+    def stream(self, spark: Any, max_records_per_batch: int) -> Any:
+        """A streaming DataFrame of ``key, value, offset, timestampMs`` records."""
+        if self.data_dir is not None:
+            from jobs.history.sqlite_source import register
+
+            register(spark)
+            return (
+                spark.readStream.format("aclstore_embedded_log")
+                .option("path", str(self.data_dir))
+                .option("maxRecordsPerBatch", str(max_records_per_batch))
+                .load()
+            )
+        return (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", self.bootstrap_servers)
+            .option("assign", f'{{"{self.topic}":[0]}}')
+            .option("startingOffsets", "earliest")
+            .option("maxOffsetsPerTrigger", str(max_records_per_batch))
+            .load()
+            .selectExpr("key", "value", "offset", "unix_millis(timestamp) AS timestampMs")
+        )
+
+
+def archive_id(location: str) -> str:
+    """The Delta ``txnAppId`` of the archive at ``location`` (stable across restarts)."""
+    return "aclstore-history-" + hashlib.sha256(location.rstrip("/").encode()).hexdigest()[:16]
+
+
+def ensure_tables(spark: Any, location: str) -> None:
+    """Create both tables (empty, partitioned) if they are not there yet."""
+    from delta.tables import DeltaTable
+
+    for path, schema, parts in (
+        (events_path(location), EVENTS_SCHEMA, EVENTS_PARTITIONING),
+        (validity_path(location), VALIDITY_SCHEMA, VALIDITY_PARTITIONING),
+    ):
+        empty = spark.createDataFrame([], schema)
+        (DeltaTable.createIfNotExists(spark).location(path).addColumns(empty.schema)
+         .partitionedBy(*parts).execute())  # fmt: skip
+
+
+def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppedError | None]:
+    """The events of ``(key, value, offset, timestampMs)`` rows in offset order, up to the
+    first record the fold refuses (returned as the error that stops the archive)."""
+    events: list[HistoryEvent] = []
+    for key, value, offset, timestamp_ms in rows:
+        try:
+            event = history_event(key, value, offset, timestamp_ms)
+        except RecordDecodeError as exc:
+            return events, ArchiveStoppedError(
+                f"the archive stopped at offset {offset}: {exc}; everything before it is "
+                "archived. Fix or skip that record in the log, then run the archive again",
+                offset=offset,
+            )
+        if event is not None:
+            events.append(event)
+    return events, None
+
+
+def write_batch(spark: Any, location: str, events: Sequence[HistoryEvent], batch_id: int) -> None:
+    """Append ``events`` and merge their intervals, each at most once per ``batch_id``."""
+    if not events:
+        return
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as f
+
+    app_id = archive_id(location)
+    (spark.createDataFrame([event_row(e) for e in events], EVENTS_SCHEMA).write.format("delta")
+     .mode("append").option("txnAppId", app_id).option("txnVersion", batch_id)
+     .save(events_path(location)))  # fmt: skip
+
+    validity = DeltaTable.forPath(spark, validity_path(location))
+    ids = spark.createDataFrame([(i,) for i in sorted({identity(e) for e in events})], "id STRING")
+    open_rows = validity.toDF().filter(f.col("toOffset").isNull()).join(ids, "id", "left_semi")
+    open_now: dict[str, Validity] = {}
+    for row in open_rows.collect():
+        interval = validity_of_row(row)
+        open_now[interval.id] = interval
+    changed, _ = fold_validity(events, open_now)
+    if not changed:
+        return
+    source = spark.createDataFrame([validity_row(v) for v in changed], VALIDITY_SCHEMA)
+    spark.conf.set(_TXN_APP_ID, app_id)
+    spark.conf.set(_TXN_VERSION, str(batch_id))
+    try:
+        (validity.alias("t").merge(source.alias("s"), "t.id = s.id AND t.fromOffset = s.fromOffset")
+         .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())  # fmt: skip
+    finally:
+        spark.conf.unset(_TXN_APP_ID)
+        spark.conf.unset(_TXN_VERSION)
+
+
+def run_archive(
+    spark: Any,
+    source: LogSource,
+    location: str,
+    checkpoint: str,
+    *,
+    once: bool,
+    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+) -> None:
+    """Archive ``source`` into ``location``: until stopped, or (``once``) until the log's end
+    as the job starts (trigger ``availableNow``).  Raises ArchiveStoppedError on a bad record."""
+    ensure_tables(spark, location)
+    stopped: list[ArchiveStoppedError] = []
+
+    def each_batch(batch: Any, batch_id: int) -> None:
+        rows = batch.select("key", "value", "offset", "timestampMs").orderBy("offset").collect()
+        events, error = decode_batch([tuple(r) for r in rows])
+        write_batch(spark, location, events, batch_id)
+        if error is not None:
+            stopped.append(error)
+            raise error
+
+    writer = (
+        source.stream(spark, max_records_per_batch)
+        .writeStream.foreachBatch(each_batch)
+        .option("checkpointLocation", checkpoint)
+        .queryName("aclstore_history_archive")
+    )
+    writer = writer.trigger(availableNow=True) if once else writer.trigger(processingTime="1 second")
+    query = writer.start()
+    try:
+        query.awaitTermination()
+    except Exception as exc:
+        if stopped:
+            raise stopped[0] from exc
+        raise
+    finally:
+        query.stop()

@@ -1,0 +1,563 @@
+"""Questions asked of the history: snapshot, who, when, diff, restore, events.
+
+Each answer reflects the log up to its end at query time: the archive's tables plus the tail
+of the log the archive has not reached yet (read through :mod:`store.log` and the one fold),
+and says the offset it reflects.  Point-in-time questions read only the validity rows that
+can matter (a resource's type and the names that can apply to it: the literal name, ``*`` and
+its prefixes; and the settings), then ask Kafka's own decision rules
+(:func:`store.authorizer.authorize`) about the live set rebuilt from them.
+
+The reading (:func:`load_intervals`, :func:`load_events`) is the only part that touches
+Spark; :class:`Timeline` and the functions below it are pure and work on intervals.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from jobs.history.answers import (
+    EVERY_PRINCIPAL,
+    DiffAnswer,
+    EventsAnswer,
+    HistoryEvent,
+    Interval,
+    RestorePlan,
+    Snapshot,
+    WhenAnswer,
+    WhoAnswer,
+    WhoEntry,
+)
+from jobs.history.archive import LogSource, decode_batch
+from jobs.history.decode import Validity, fold_validity
+from jobs.history.errors import BeforeHistoryError, NoHistoryError
+from jobs.history.tables import event_of_row, events_path, validity_of_row, validity_path
+from store.acl import WILDCARD_RESOURCE, AclBinding, AclOperation, PatternType, ResourceType
+from store.authorizer import Action, Decision, InMemoryAclIndex, authorize
+from store.log.base import LogUnavailableError
+from store.principal import KafkaPrincipal
+from store.settings import StoreSettings
+
+_TAIL_BATCH: Final = 10_000
+
+
+# --- what the archive and the log hold -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """Intervals (archive + tail), the log offset they reflect and the tail's events."""
+
+    intervals: tuple[Validity, ...]
+    offset: int
+    tail: tuple[HistoryEvent, ...]
+
+
+def _table(spark: Any, path: str) -> Any | None:
+    from delta.tables import DeltaTable
+
+    if not DeltaTable.isDeltaTable(spark, path):
+        return None
+    return spark.read.format("delta").load(path)
+
+
+def archived_end(spark: Any, location: str) -> int:
+    """The last offset in the archive's events table (-1 when empty or absent)."""
+    events = _table(spark, events_path(location))
+    if events is None:
+        return -1
+    found = events.agg({"offset": "max"}).collect()[0][0]
+    return -1 if found is None else int(found)
+
+
+def read_tail(
+    source: LogSource | None, after: int, *, timeout: float = 60.0
+) -> tuple[list[HistoryEvent], int]:
+    """The events of the log after offset ``after`` up to its end now, and the last offset.
+
+    Reads until the high watermark taken at the start is reached (a poll may come back empty
+    while the consumer connects), so an answer never claims an offset it has not read.
+    """
+    if source is None:
+        return [], after
+    log = source.open_log()
+    try:
+        _, high = log.watermarks()
+        events: list[HistoryEvent] = []
+        position = after + 1
+        deadline = time.monotonic() + timeout
+        while position < high:
+            records = log.read(position, max_records=_TAIL_BATCH, timeout=1.0)
+            if not records:
+                if time.monotonic() > deadline:
+                    raise LogUnavailableError(
+                        f"{source}: could not read offsets {position}..{high - 1} in {timeout:.0f} s; "
+                        "check that the log is reachable and retry"
+                    )
+                continue
+            decoded, error = decode_batch([(r.key, r.value, r.offset, r.timestamp_ms) for r in records])
+            events.extend(decoded)
+            if error is not None:
+                raise error
+            position = records[-1].offset + 1
+        return events, max(after, high - 1)
+    finally:
+        log.close()
+
+
+def load_intervals(
+    spark: Any,
+    location: str,
+    source: LogSource | None,
+    *,
+    where: Any | None = None,
+    relevant: Callable[[Validity], bool] = lambda _: True,
+) -> Loaded:
+    """The validity intervals ``where`` selects (it must keep every open interval it may
+    need), brought up to the log's end with the tail, then narrowed to ``relevant`` ones."""
+    from pyspark.sql import functions as f
+
+    end = archived_end(spark, location)
+    found: dict[tuple[str, int], Validity] = {}
+    table = _table(spark, validity_path(location))
+    if table is not None:
+        selected = table if where is None else table.filter(where | f.col("toOffset").isNull())
+        for row in selected.collect():
+            interval = validity_of_row(row)
+            found[(interval.id, interval.from_offset)] = interval
+    tail, offset = read_tail(source, end)
+    still_open = {v.id: v for v in found.values() if v.closed is None}
+    changed, _ = fold_validity(tail, still_open)
+    for interval in changed:
+        found[(interval.id, interval.from_offset)] = interval
+    chosen = tuple(v for v in found.values() if relevant(v))
+    return Loaded(chosen, offset, tuple(tail))
+
+
+def load_events(
+    spark: Any, location: str, source: LogSource | None, from_ms: int | None, to_ms: int | None
+) -> tuple[list[HistoryEvent], int]:
+    """The events with log time in ``[from_ms, to_ms]`` (both optional), oldest first."""
+    from pyspark.sql import functions as f
+
+    table = _table(spark, events_path(location))
+    found: list[HistoryEvent] = []
+    end = -1
+    if table is not None:
+        selected = table
+        if from_ms is not None:
+            selected = selected.filter(f.col("timeMs") >= from_ms)
+        if to_ms is not None:
+            selected = selected.filter(f.col("timeMs") <= to_ms)
+        found = [event_of_row(r) for r in selected.orderBy("offset").collect()]
+        end = archived_end(spark, location)
+    tail, offset = read_tail(source, end)
+    found += [e for e in tail if _in_range(e.time_ms, from_ms, to_ms)]
+    return found, offset
+
+
+def _in_range(ms: int, from_ms: int | None, to_ms: int | None) -> bool:
+    return (from_ms is None or ms >= from_ms) and (to_ms is None or ms <= to_ms)
+
+
+def offset_at(spark: Any, location: str, source: LogSource | None, at_ms: int) -> int:
+    """The last offset whose log time is at or before ``at_ms``.
+
+    Raises BeforeHistoryError when ``at_ms`` is before the first change held anywhere.
+    """
+    from pyspark.sql import functions as f
+
+    first: int | None = None
+    last = -1
+    table = _table(spark, events_path(location))
+    if table is not None:
+        reached = f.max(f.when(f.col("timeMs") <= at_ms, f.col("offset")))
+        row = table.agg(f.min("timeMs"), reached).collect()[0]
+        first = None if row[0] is None else int(row[0])
+        last = -1 if row[1] is None else int(row[1])
+    tail, _ = read_tail(source, archived_end(spark, location))
+    for event in tail:
+        first = event.time_ms if first is None else min(first, event.time_ms)
+        if event.time_ms <= at_ms:
+            last = max(last, event.offset)
+    if first is None:
+        raise NoHistoryError("the archive and the log hold no change yet: nothing to look back on")
+    if at_ms < first:
+        raise BeforeHistoryError(
+            f"time {at_ms} ms is before the first change held ({first} ms): ask about a later time"
+        )
+    return last
+
+
+def _resolve(
+    spark: Any, location: str, source: LogSource | None, at_ms: int | None, offset: int | None
+) -> int | None:
+    if offset is not None:
+        return offset
+    if at_ms is not None:
+        return offset_at(spark, location, source, at_ms)
+    return None
+
+
+# --- which rows can matter -------------------------------------------------------------------
+
+
+def applicable_names(name: str) -> tuple[list[str], list[str]]:
+    """The LITERAL names (the name and ``*``) and PREFIXED names (its prefixes) that apply."""
+    return [name, WILDCARD_RESOURCE], [name[:k] for k in range(1, len(name) + 1)]
+
+
+def resource_filter(resource_type: ResourceType, name: str) -> Any:
+    """The validity rows that can decide about ``resource_type:name``: its bindings, settings."""
+    from pyspark.sql import functions as f
+
+    literal, prefixed = applicable_names(name)
+    pattern = ((f.col("patternType") == PatternType.LITERAL.name) & f.col("name").isin(literal)) | (
+        (f.col("patternType") == PatternType.PREFIXED.name) & f.col("name").isin(prefixed)
+    )
+    return (f.col("kind") == "setting") | ((f.col("resourceType") == resource_type.name) & pattern)
+
+
+def applies_to(resource_type: ResourceType, name: str) -> Callable[[Validity], bool]:
+    """:func:`resource_filter` as a predicate on intervals (for the tail)."""
+    literal, prefixed = applicable_names(name)
+    literal_set, prefixed_set = set(literal), set(prefixed)
+
+    def relevant(interval: Validity) -> bool:
+        binding = interval.binding
+        if binding is None:
+            return True
+        if binding.resource_type is not resource_type:
+            return False
+        if binding.pattern_type is PatternType.LITERAL:
+            return binding.name in literal_set
+        return binding.pattern_type is PatternType.PREFIXED and binding.name in prefixed_set
+
+    return relevant
+
+
+def live_filter(offset: int) -> Any:
+    from pyspark.sql import functions as f
+
+    return (f.col("fromOffset") <= offset) & (f.col("toOffset").isNull() | (f.col("toOffset") > offset))
+
+
+# --- pure: the state at an offset and its changes --------------------------------------------
+
+
+def state_at(intervals: Iterable[Validity], offset: int) -> tuple[set[AclBinding], dict[str, str]]:
+    """The live bindings and the explicitly set settings just after ``offset``."""
+    bindings: set[AclBinding] = set()
+    settings: dict[str, str] = {}
+    for interval in intervals:
+        if not interval.live_at(offset):
+            continue
+        if interval.binding is not None:
+            bindings.add(interval.binding)
+        elif interval.opened.config_name is not None and interval.opened.config_value is not None:
+            settings[interval.opened.config_name] = interval.opened.config_value
+    return bindings, settings
+
+
+def _time_at(intervals: Iterable[Validity], tail: Iterable[HistoryEvent], offset: int) -> int | None:
+    best: tuple[int, int] | None = None
+    for event in _events_of(intervals, tail):
+        if event.offset <= offset and (best is None or event.offset > best[0]):
+            best = (event.offset, event.time_ms)
+    return None if best is None else best[1]
+
+
+def _events_of(intervals: Iterable[Validity], tail: Iterable[HistoryEvent] = ()) -> list[HistoryEvent]:
+    by_offset: dict[int, HistoryEvent] = {}
+    for interval in intervals:
+        by_offset[interval.opened.offset] = interval.opened
+        if interval.closed is not None:
+            by_offset[interval.closed.offset] = interval.closed
+    for event in tail:
+        by_offset[event.offset] = event
+    return [by_offset[o] for o in sorted(by_offset)]
+
+
+def decide(
+    bindings: Iterable[AclBinding],
+    settings: dict[str, str],
+    principal: str,
+    host: str,
+    action: Action,
+) -> Decision:
+    """Kafka's decision (``StandardAuthorizer``) for one request on a live set."""
+    config = StoreSettings(settings).authorizer_config()
+    return authorize(InMemoryAclIndex(bindings), config, principal, host, [action])[0]
+
+
+def who_at(
+    bindings: set[AclBinding],
+    settings: dict[str, str],
+    *,
+    resource_type: ResourceType,
+    resource_name: str,
+    operation: AclOperation,
+    host: str,
+    offset: int,
+    time_ms: int | None,
+) -> WhoAnswer:
+    """Who may ``operation`` ``resource_type:resource_name`` from ``host`` on this live set."""
+    config = StoreSettings(settings).authorizer_config()
+    view = InMemoryAclIndex(bindings)
+    action = Action(operation, resource_type, resource_name)
+    super_users = tuple(sorted(config.super_users))
+    named = sorted({b.principal for b in bindings if b.principal != EVERY_PRINCIPAL} - set(super_users))
+    probe = _unused_principal(set(named) | set(super_users))
+    everyone = authorize(view, config, probe, host, [action])[0]
+    allowed: list[WhoEntry] = []
+    denied: list[WhoEntry] = []
+    if everyone.allowed:
+        allowed.append(_entry(EVERY_PRINCIPAL, everyone))
+    for principal in named:
+        decision = authorize(view, config, principal, host, [action])[0]
+        if decision.allowed:
+            allowed.append(_entry(principal, decision))
+        elif everyone.allowed:
+            denied.append(_entry(principal, decision))
+    return WhoAnswer(
+        offset=offset,
+        time_ms=time_ms,
+        allowed=tuple(allowed),
+        denied=tuple(denied),
+        super_users=super_users,
+        everyone=everyone.allowed,
+    )
+
+
+def _entry(principal: str, decision: Decision) -> WhoEntry:
+    return WhoEntry(principal=principal, deciding=decision.rule.name, binding=decision.binding)
+
+
+def _unused_principal(taken: set[str]) -> str:
+    """A principal no binding and no super user names: it stands for 'anyone else'."""
+    candidate = "User:anyone-else"
+    while candidate in taken:
+        candidate += "_"
+    return candidate
+
+
+def access_intervals(
+    intervals: Sequence[Validity],
+    *,
+    principal: str,
+    host: str,
+    action: Action,
+) -> list[Interval]:
+    """Every interval in which ``principal`` from ``host`` was allowed ``action``.
+
+    The decision is taken after each change point (each offset where an interval opens or
+    closes); an interval starts at the event that turned it ALLOWED and ends at the one that
+    turned it back.
+    """
+    index = InMemoryAclIndex()
+    settings: dict[str, str] = {}
+    changes: dict[int, list[tuple[bool, Validity]]] = {}
+    for interval in intervals:
+        changes.setdefault(interval.from_offset, []).append((True, interval))
+        if interval.to_offset is not None:
+            changes.setdefault(interval.to_offset, []).append((False, interval))
+    found: list[Interval] = []
+    opened: HistoryEvent | None = None
+    for offset in sorted(changes):
+        event: HistoryEvent | None = None
+        # Closings first: a setting's new value opens at the offset that closes the old one.
+        for starts, interval in sorted(changes[offset], key=lambda c: c[0]):
+            event = interval.opened if starts else interval.closed
+            _apply(index, settings, interval, starts)
+        config = StoreSettings(settings).authorizer_config()
+        allowed = authorize(index, config, principal, host, [action])[0].allowed
+        assert event is not None
+        if allowed and opened is None:
+            opened = event
+        elif not allowed and opened is not None:
+            found.append(_interval(opened, event))
+            opened = None
+    if opened is not None:
+        found.append(_interval(opened, None))
+    return found
+
+
+def _apply(index: InMemoryAclIndex, settings: dict[str, str], interval: Validity, starts: bool) -> None:
+    binding = interval.binding
+    if binding is not None:
+        if starts:
+            index.add(binding)
+        else:
+            index.remove(binding)
+        return
+    name, value = interval.opened.config_name, interval.opened.config_value
+    assert name is not None
+    if starts and value is not None:
+        settings[name] = value
+    elif not starts and settings.get(name) == value:
+        del settings[name]
+
+
+def _interval(opened: HistoryEvent, closed: HistoryEvent | None) -> Interval:
+    return Interval(
+        from_offset=opened.offset,
+        to_offset=None if closed is None else closed.offset,
+        from_ms=opened.time_ms,
+        to_ms=None if closed is None else closed.time_ms,
+        opened_by=opened,
+        closed_by=closed,
+    )
+
+
+def overlaps(interval: Interval, from_ms: int | None, to_ms: int | None) -> bool:
+    starts_in_time = to_ms is None or interval.from_ms <= to_ms
+    ends_in_time = from_ms is None or interval.to_ms is None or interval.to_ms >= from_ms
+    return starts_in_time and ends_in_time
+
+
+# --- the answers ------------------------------------------------------------------------------
+
+
+def snapshot(
+    spark: Any,
+    location: str,
+    source: LogSource | None,
+    *,
+    at_ms: int | None = None,
+    offset: int | None = None,
+) -> Snapshot:
+    """The live bindings and settings at ``offset``, at time ``at_ms``, or now."""
+    at = _resolve(spark, location, source, at_ms, offset)
+    loaded = load_intervals(spark, location, source, where=None if at is None else live_filter(at))
+    at = loaded.offset if at is None else at
+    bindings, settings = state_at(loaded.intervals, at)
+    return Snapshot(
+        offset=at,
+        time_ms=_time_at(loaded.intervals, loaded.tail, at),
+        bindings=tuple(sorted(bindings)),
+        settings=settings,
+    )
+
+
+def who(
+    spark: Any,
+    location: str,
+    source: LogSource | None,
+    *,
+    resource_type: ResourceType,
+    resource_name: str,
+    operation: AclOperation,
+    host: str,
+    at_ms: int | None = None,
+    offset: int | None = None,
+) -> WhoAnswer:
+    """Who could do ``operation`` on ``resource_type:resource_name`` from ``host`` then."""
+    at = _resolve(spark, location, source, at_ms, offset)
+    loaded = load_intervals(
+        spark, location, source,
+        where=resource_filter(resource_type, resource_name),
+        relevant=applies_to(resource_type, resource_name),
+    )  # fmt: skip
+    at = loaded.offset if at is None else at
+    bindings, settings = state_at(loaded.intervals, at)
+    return who_at(
+        bindings, settings, resource_type=resource_type, resource_name=resource_name,
+        operation=operation, host=host, offset=at, time_ms=_time_at(loaded.intervals, loaded.tail, at),
+    )  # fmt: skip
+
+
+def when(
+    spark: Any,
+    location: str,
+    source: LogSource | None,
+    *,
+    principal: KafkaPrincipal | str,
+    host: str,
+    operation: AclOperation,
+    resource_type: ResourceType,
+    resource_name: str,
+    from_ms: int | None = None,
+    to_ms: int | None = None,
+) -> WhenAnswer:
+    """The intervals in which ``principal`` could do ``operation`` on the resource from
+    ``host``, overlapping ``[from_ms, to_ms]``, with the events that opened and closed them."""
+    loaded = load_intervals(
+        spark, location, source,
+        where=resource_filter(resource_type, resource_name),
+        relevant=applies_to(resource_type, resource_name),
+    )  # fmt: skip
+    found = access_intervals(
+        loaded.intervals, principal=str(principal), host=host,
+        action=Action(operation, resource_type, resource_name),
+    )  # fmt: skip
+    return WhenAnswer(intervals=tuple(i for i in found if overlaps(i, from_ms, to_ms)), offset=loaded.offset)
+
+
+def diff(
+    spark: Any,
+    location: str,
+    source: LogSource | None,
+    *,
+    from_ms: int | None = None,
+    to_ms: int | None = None,
+    from_offset: int | None = None,
+    to_offset: int | None = None,
+) -> DiffAnswer:
+    """The bindings and settings added and removed between two points (the second: now)."""
+    start = _resolve(spark, location, source, from_ms, from_offset)
+    end = _resolve(spark, location, source, to_ms, to_offset)
+    loaded = load_intervals(spark, location, source)
+    start = -1 if start is None else start
+    end = loaded.offset if end is None else end
+    return diff_of(loaded.intervals, start, end)
+
+
+def diff_of(intervals: Sequence[Validity], start: int, end: int) -> DiffAnswer:
+    before, old = state_at(intervals, start)
+    after, new = state_at(intervals, end)
+    names = sorted(set(old) | set(new))
+    return DiffAnswer(
+        from_offset=start,
+        to_offset=end,
+        added=tuple(sorted(after - before)),
+        removed=tuple(sorted(before - after)),
+        settings_changed=tuple((n, old.get(n), new.get(n)) for n in names if old.get(n) != new.get(n)),
+    )
+
+
+def restore(
+    spark: Any,
+    location: str,
+    source: LogSource | None,
+    *,
+    at_ms: int | None = None,
+    offset: int | None = None,
+) -> RestorePlan:
+    """The deletes and creates that make the live set now what it was at the given point."""
+    at = _resolve(spark, location, source, at_ms, offset)
+    if at is None:
+        raise NoHistoryError("restore needs a point to go back to: give a time or an offset")
+    loaded = load_intervals(spark, location, source)
+    then, _ = state_at(loaded.intervals, at)
+    now, _ = state_at(loaded.intervals, loaded.offset)
+    return RestorePlan(
+        at_offset=at,
+        offset=loaded.offset,
+        creates=tuple(sorted(then - now)),
+        deletes=tuple(sorted(now - then)),
+    )
+
+
+def events(
+    spark: Any,
+    location: str,
+    source: LogSource | None,
+    *,
+    from_ms: int | None = None,
+    to_ms: int | None = None,
+) -> EventsAnswer:
+    """Every change with log time in ``[from_ms, to_ms]``, oldest first."""
+    found, offset = load_events(spark, location, source, from_ms, to_ms)
+    return EventsAnswer(events=tuple(found), offset=offset)

@@ -1,0 +1,138 @@
+"""The archive's two Delta tables under one location URI, their schemas and row forms.
+
+* ``<location>/events``: every change, append-only, partitioned by the UTC day of its log
+  time (audits ask about days; a partition holds a day's changes whatever their rate);
+* ``<location>/validity``: one row per binding per interval it was live and per setting per
+  value it held (``toOffset`` null while it holds), partitioned by resource type (settings
+  under null), so a question about one resource reads one partition's few rows.
+
+A location may be any Hadoop-compatible URI (``file:``, ``hdfs:``, ``s3a:``...).  Rows are
+plain tuples in schema order, built and read here only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from jobs.history.answers import ACL_DELETED, CONFIG_ALTERED, HistoryEvent
+from jobs.history.decode import BINDING_KIND, SETTING_KIND, Validity
+from store.acl import AclBinding, parse_fields
+
+EVENTS_DIR: Final = "events"
+VALIDITY_DIR: Final = "validity"
+
+_BINDING_COLUMNS: Final = (
+    "resourceType STRING, name STRING, patternType STRING, principal STRING, host STRING, "
+    "operation STRING, permission STRING"
+)
+EVENTS_SCHEMA: Final = (
+    f"offset BIGINT, timeMs BIGINT, day STRING, type STRING, {_BINDING_COLUMNS}, "
+    "configName STRING, configValue STRING, actor STRING, requestId STRING"
+)
+EVENTS_PARTITIONING: Final = ("day",)
+
+VALIDITY_SCHEMA: Final = (
+    f"id STRING, kind STRING, {_BINDING_COLUMNS}, configName STRING, configValue STRING, "
+    "fromOffset BIGINT, fromMs BIGINT, fromActor STRING, fromRequestId STRING, "
+    "toOffset BIGINT, toMs BIGINT, toActor STRING, toRequestId STRING, toConfigValue STRING"
+)
+VALIDITY_PARTITIONING: Final = ("resourceType",)
+
+
+def events_path(location: str) -> str:
+    return f"{location.rstrip('/')}/{EVENTS_DIR}"
+
+
+def validity_path(location: str) -> str:
+    return f"{location.rstrip('/')}/{VALIDITY_DIR}"
+
+
+def day_of(time_ms: int) -> str:
+    return datetime.fromtimestamp(time_ms / 1000, UTC).strftime("%Y-%m-%d")
+
+
+def _fields(binding: AclBinding | None) -> tuple[str | None, ...]:
+    return (None,) * 7 if binding is None else binding.fields()
+
+
+def _binding(row: Sequence[Any], start: int) -> AclBinding | None:
+    fields = row[start : start + 7]
+    return None if fields[0] is None else AclBinding.of(*parse_fields(fields))
+
+
+def event_row(event: HistoryEvent) -> tuple[Any, ...]:
+    return (
+        event.offset,
+        event.time_ms,
+        day_of(event.time_ms),
+        event.type,
+        *_fields(event.binding),
+        event.config_name,
+        event.config_value,
+        event.actor,
+        event.request_id,
+    )
+
+
+def event_of_row(row: Sequence[Any]) -> HistoryEvent:
+    """The inverse of :func:`event_row` (a Spark ``Row`` in schema order works too)."""
+    return HistoryEvent(
+        offset=row[0],
+        time_ms=row[1],
+        type=row[3],
+        binding=_binding(row, 4),
+        config_name=row[11],
+        config_value=row[12],
+        actor=row[13],
+        request_id=row[14],
+    )
+
+
+def validity_row(interval: Validity) -> tuple[Any, ...]:
+    opened, closed = interval.opened, interval.closed
+    return (
+        interval.id,
+        BINDING_KIND if opened.binding is not None else SETTING_KIND,
+        *_fields(opened.binding),
+        opened.config_name,
+        opened.config_value,
+        opened.offset,
+        opened.time_ms,
+        opened.actor,
+        opened.request_id,
+        None if closed is None else closed.offset,
+        None if closed is None else closed.time_ms,
+        None if closed is None else closed.actor,
+        None if closed is None else closed.request_id,
+        None if closed is None else closed.config_value,
+    )
+
+
+def validity_of_row(row: Sequence[Any]) -> Validity:
+    """The inverse of :func:`validity_row`."""
+    binding = _binding(row, 2)
+    opened = HistoryEvent(
+        offset=row[11],
+        time_ms=row[12],
+        type="ACL_CREATED" if binding is not None else CONFIG_ALTERED,
+        binding=binding,
+        config_name=row[9],
+        config_value=row[10],
+        actor=row[13],
+        request_id=row[14],
+    )
+    closed = None
+    if row[15] is not None:
+        closed = HistoryEvent(
+            offset=row[15],
+            time_ms=row[16],
+            type=ACL_DELETED if binding is not None else CONFIG_ALTERED,
+            binding=binding,
+            config_name=row[9],
+            config_value=None if binding is not None else row[19],
+            actor=row[17],
+            request_id=row[18],
+        )
+    return Validity(id=row[0], opened=opened, closed=closed)

@@ -1,0 +1,401 @@
+"""``aclstore history``: the archive of every change, and questions about the past.
+
+* ``history archive [--once]``: the Spark job that copies the change log into the history
+  tables (runs until stopped; ``--once`` drains what is there and exits).
+* ``history events``, ``snapshot``, ``who``, ``when``, ``diff``, ``restore``: answers read from
+  the archive plus the tail of the log not archived yet; each says the log offset it reflects.
+
+The log is chosen as ``aclstore serve`` chooses it: the embedded log under ``--data-dir``, or
+``--bootstrap-servers`` (and ``--topic``).  The archive lives under ``--archive`` (any
+Hadoop-compatible URI; default ``<data-dir>/history``).  Spark runs on ``--master``
+(default ``local[2]``).  Times are ISO-8601 or epoch milliseconds (:mod:`jobs.history.timeparse`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from replicator.cli.common import add_client_options, store_client
+from replicator.cli.output import failed_results
+from replicator.client import StoreClient
+from replicator.contract.bindings import binding_json, filter_json
+from store.acl import AclBinding, AclOperation, ResourceType
+from store.errors import InvalidConfigError, StoreError
+from store.principal import KafkaPrincipal, PrincipalFormatError
+
+if TYPE_CHECKING:
+    from jobs.history.answers import WhenAnswer
+
+DEFAULT_MASTER = "local[2]"
+DEFAULT_TOPIC = "aclstore-acls"
+FORMATS = ("table", "json", "csv")
+
+
+# --- argument types: a bad value is one line naming it, exit 2 (argparse's error path) ---------
+
+
+def time_arg(text: str) -> int:
+    """``--at``/``--from``/``--to``: epoch milliseconds from ISO-8601 or epoch ms."""
+    from jobs.history.timeparse import TimeParseError, parse_time
+
+    try:
+        return parse_time(text)
+    except TimeParseError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from exc
+
+
+def offset_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"offset {text!r} is not a log offset (an integer >= 0)")
+    return value
+
+
+def resource_type_arg(text: str) -> ResourceType:
+    value = ResourceType.parse(text)
+    if value.is_unknown or value is ResourceType.ANY:
+        known = ", ".join(t.name for t in ResourceType if t not in (ResourceType.UNKNOWN, ResourceType.ANY))
+        raise argparse.ArgumentTypeError(f"unknown resource type {text!r}; use one of {known}")
+    return value
+
+
+def operation_arg(text: str) -> AclOperation:
+    value = AclOperation.parse(text)
+    if value.is_unknown or value is AclOperation.ANY:
+        known = ", ".join(o.name for o in AclOperation if o not in (AclOperation.UNKNOWN, AclOperation.ANY))
+        raise argparse.ArgumentTypeError(f"unknown operation {text!r}; use one of {known}")
+    return value
+
+
+def principal_arg(text: str) -> str:
+    try:
+        return str(KafkaPrincipal.parse(text))
+    except PrincipalFormatError as exc:
+        raise argparse.ArgumentTypeError(f"principal {text!r}: {exc.message}") from exc
+
+
+# --- the parser ---------------------------------------------------------------------------------
+
+
+def _common(parser: argparse.ArgumentParser, *, formats: bool = True) -> None:
+    log = parser.add_argument_group("log and archive")
+    a = log.add_argument
+    a("--data-dir", default="aclstore-data", help="the node's data dir (embedded log; default: %(default)s)")
+    a("--bootstrap-servers", help="read a Kafka topic as the log instead of the embedded one")
+    a("--topic", help=f"the change-log topic (default: {DEFAULT_TOPIC}; needs --bootstrap-servers)")
+    a("--archive", metavar="URI", help="the history tables' location, any Hadoop-compatible URI "
+      "(default: <data-dir>/history)")  # fmt: skip
+    a("--master", default=DEFAULT_MASTER, help="the Spark master (default: %(default)s)")
+    if formats:
+        parser.add_argument("--format", choices=FORMATS, default="table")
+
+
+def _at(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--at", type=time_arg, metavar="T", help="a time: ISO-8601 or epoch ms")
+    group.add_argument("--offset", type=offset_arg, metavar="N", help="a log offset")
+
+
+def _resource(parser: argparse.ArgumentParser, *, repeatable: bool = False) -> None:
+    a = parser.add_argument
+    a("--resource-type", required=True, type=resource_type_arg, metavar="TYPE",
+      help="TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN or USER")  # fmt: skip
+    if repeatable:
+        a("--resource-name", required=True, action="append", metavar="NAME",
+          help="the resource's name; repeatable (one series each)")  # fmt: skip
+    else:
+        a("--resource-name", required=True, metavar="NAME")
+    a("--operation", required=True, type=operation_arg, metavar="OP", help="e.g. READ, WRITE")
+    a("--host", required=True, metavar="H", help="the client's host (IP address), as a broker sees it")
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "history", help="the archive of every change; who had access to what, when",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )  # fmt: skip
+    sub = parser.add_subparsers(dest="history_command", metavar="SUBCOMMAND", required=True)
+    parser.set_defaults(handler=lambda args: parser.error("choose a subcommand"))
+
+    archive = sub.add_parser("archive", help="copy the change log into the history tables")
+    _common(archive, formats=False)
+    archive.add_argument("--once", action="store_true", help="drain what the log holds and exit")
+    archive.add_argument("--checkpoint", metavar="URI", help="the streaming checkpoint "
+                         "(default: under the archive)")  # fmt: skip
+    archive.set_defaults(handler=_handler("archive"))
+
+    events = sub.add_parser("events", help="the changes between two times")
+    _common(events)
+    events.add_argument("--from", dest="from_ms", type=time_arg, metavar="T")
+    events.add_argument("--to", dest="to_ms", type=time_arg, metavar="T")
+    events.set_defaults(handler=_handler("events"))
+
+    snapshot = sub.add_parser("snapshot", help="the live bindings and settings at a time or offset")
+    _common(snapshot)
+    _at(snapshot)
+    snapshot.set_defaults(handler=_handler("snapshot"))
+
+    who = sub.add_parser("who", help="the principals allowed an operation on a resource then")
+    _common(who)
+    _resource(who)
+    _at(who)
+    who.set_defaults(handler=_handler("who"))
+
+    when = sub.add_parser("when", help="the intervals in which a principal was allowed")
+    _common(when)
+    when.add_argument("--principal", required=True, action="append", type=principal_arg,
+                      metavar="P", help="e.g. User:bob; repeatable (one series each)")  # fmt: skip
+    _resource(when, repeatable=True)
+    when.add_argument("--from", dest="from_ms", type=time_arg, metavar="T")
+    when.add_argument("--to", dest="to_ms", type=time_arg, metavar="T")
+    when.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the intervals")
+    when.set_defaults(handler=_handler("when"))
+
+    diff = sub.add_parser("diff", help="the bindings and settings added and removed")
+    _common(diff)
+    diff.add_argument("--from", dest="from_ms", type=time_arg, metavar="T", required=True)
+    diff.add_argument("--to", dest="to_ms", type=time_arg, metavar="T", required=True)
+    diff.set_defaults(handler=_handler("diff"))
+
+    restore = sub.add_parser("restore", help="bring the live set back to a past state")
+    _common(restore)
+    _at(restore)
+    restore.add_argument("--apply", action="store_true",
+                         help="write the plan through the node's admin API (default: dry run)")  # fmt: skip
+    add_client_options(restore, prints=False)
+    restore.set_defaults(handler=_handler("restore"))
+
+
+def check_log_args(args: argparse.Namespace) -> None:
+    """What argparse cannot say: option combinations that cannot work."""
+    if args.topic and not args.bootstrap_servers:
+        raise InvalidConfigError("--topic needs --bootstrap-servers (the embedded log has no topics)")
+    start, end = getattr(args, "from_ms", None), getattr(args, "to_ms", None)
+    if start is not None and end is not None and start > end:
+        raise InvalidConfigError(f"--from ({start} ms) is after --to ({end} ms): swap them")
+    plot = getattr(args, "plot", None)
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InvalidConfigError(f"--plot {plot}: the picture is a PNG; name the file *.png")
+
+
+def archive_location(args: argparse.Namespace) -> str:
+    return str(args.archive) if args.archive else str(Path(args.data_dir).resolve() / "history")
+
+
+def _handler(name: str) -> Callable[[argparse.Namespace], int]:
+    def handle(args: argparse.Namespace) -> int:
+        from jobs.history.errors import BeforeHistoryError
+
+        check_log_args(args)
+        run: Callable[[argparse.Namespace], int] = _RUNS[name]
+        try:
+            return run(args)
+        except BeforeHistoryError as exc:  # a question the command line got wrong: exit 2
+            raise InvalidConfigError(exc.message) from exc
+
+    return handle
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What ``restore --apply`` wrote: the offset after each write request, and how many."""
+
+    offsets: tuple[int, ...]
+    deleted: int
+    created: int
+
+
+def apply_plan(
+    client: StoreClient, *, creates: Sequence[AclBinding], deletes: Sequence[AclBinding]
+) -> Applied:
+    """Write a restore plan through the node's admin API: the deletes, then the creates.
+
+    Each side is one request (one batch, so one write to the log); the admin API has no request
+    that both deletes and creates, so a plan with both takes two.  A refused item stops with
+    :class:`RestoreError` naming it, after what was already written.
+    """
+    offsets: list[int] = []
+    deleted = created = 0
+    if deletes:
+        filters = [filter_json(b.to_filter()) for b in deletes]
+        answer = client.send("delete_acls", {"filters": filters})
+        failed = failed_results(answer)
+        if failed:
+            raise RestoreError(f"restore: deleting ACLs failed: {failed[0]['error']['message']}")
+        deleted = sum(len(r["deleted"]) for r in answer["results"])
+        offsets.append(int(answer["offset"]))
+    if creates:
+        answer = client.send("create_acls", {"bindings": [binding_json(b) for b in creates]})
+        failed = failed_results(answer)
+        if failed:
+            raise RestoreError(
+                f"restore: creating {failed[0]['binding']} failed: {failed[0]['error']['message']}"
+            )
+        created = len(creates)
+        offsets.append(int(answer["offset"]))
+    return Applied(tuple(offsets), deleted, created)
+
+
+class RestoreError(StoreError):
+    """The node refused part of a restore plan."""
+
+
+# --- running: Spark, the log, the archive ------------------------------------------------------
+
+
+def _session(args: argparse.Namespace) -> Any:
+    """The session of this command; it ends with the process (not stopped here, so that a
+    caller in the same process that already has a session keeps it)."""
+    from jobs.session import build_session
+
+    # No console progress bars: the command's output is its answer.
+    return build_session(
+        "aclstore-history", master=args.master, conf={"spark.ui.showConsoleProgress": "false"}
+    )
+
+
+def _source(args: argparse.Namespace) -> Any:
+    from jobs.history.archive import LogSource
+
+    if args.bootstrap_servers:
+        return LogSource.kafka(args.bootstrap_servers, args.topic or DEFAULT_TOPIC)
+    return LogSource.embedded(Path(args.data_dir).resolve() / "log")
+
+
+def _print(args: argparse.Namespace, grid: Any, offset: int | None, as_json: Any) -> None:
+    from jobs.history.render import render
+
+    sys.stdout.write(render(args.format, grid, offset, as_json))
+    sys.stdout.flush()
+
+
+def _point(args: argparse.Namespace) -> dict[str, int | None]:
+    return {"at_ms": args.at, "offset": args.offset}
+
+
+def run_archive(args: argparse.Namespace) -> int:
+    from jobs.history.archive import run_archive as archive
+
+    location = archive_location(args)
+    checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
+    spark = _session(args)
+    archive(spark, _source(args), location, checkpoint, once=args.once)
+    return 0
+
+
+def run_events(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import events_grid
+
+    spark = _session(args)
+    answer = queries.events(spark, archive_location(args), _source(args),
+                            from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
+    _print(args, events_grid(answer.events), answer.offset, answer.to_json())
+    return 0
+
+
+def run_snapshot(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import snapshot_grid
+
+    spark = _session(args)
+    answer = queries.snapshot(spark, archive_location(args), _source(args), **_point(args))
+    _print(args, snapshot_grid(answer), answer.offset, answer.to_json())
+    return 0
+
+
+def run_who(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import who_grid
+
+    spark = _session(args)
+    answer = queries.who(
+        spark, archive_location(args), _source(args), resource_type=args.resource_type,
+        resource_name=args.resource_name, operation=args.operation, host=args.host, **_point(args),
+    )  # fmt: skip
+    _print(args, who_grid(answer), answer.offset, answer.to_json())
+    return 0
+
+
+def run_when(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import Grid, csv_text, json_text, table_text, when_grid
+
+    series: list[tuple[str, WhenAnswer]] = []
+    spark = _session(args)
+    for principal in args.principal:
+        for name in args.resource_name:
+            answer = queries.when(
+                spark, archive_location(args), _source(args), principal=principal,
+                host=args.host, operation=args.operation, resource_type=args.resource_type,
+                resource_name=name, from_ms=args.from_ms, to_ms=args.to_ms,
+            )  # fmt: skip
+            label = f"{principal} {args.operation.name} {args.resource_type.name}:{name}"
+            series.append((label, answer))
+    offset = max(a.offset for _, a in series)
+    if len(series) == 1:
+        _print(args, when_grid(series[0][1].intervals), offset, series[0][1].to_json())
+    elif args.format == "json":
+        sys.stdout.write(json_text([{"series": label, **a.to_json()} for label, a in series]))
+    else:
+        grids = [when_grid(a.intervals, series=label) for label, a in series]
+        merged = Grid(grids[0].header, tuple(r for g in grids for r in g.rows))
+        text = table_text if args.format == "table" else csv_text
+        sys.stdout.write(text(merged, offset))
+    if args.plot is not None:
+        from jobs.history.plot import Series, save_png
+
+        end_ms = args.to_ms if args.to_ms is not None else _latest_ms(series)
+        save_png([Series(label=label, intervals=a.intervals) for label, a in series], args.plot,
+                 end_ms=end_ms)  # fmt: skip
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _latest_ms(series: Sequence[tuple[str, WhenAnswer]]) -> int:
+    """The right edge for intervals still open: now, or the latest time an answer shows."""
+    import time
+
+    times = [t for _, a in series for i in a.intervals for t in (i.from_ms, i.to_ms) if t is not None]
+    return max([int(time.time() * 1000), *times])
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import diff_grid
+
+    spark = _session(args)
+    answer = queries.diff(spark, archive_location(args), _source(args),
+                          from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
+    _print(args, diff_grid(answer), answer.to_offset, answer.to_json())
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    from jobs.history import queries
+    from jobs.history.render import restore_grid
+
+    spark = _session(args)
+    plan = queries.restore(spark, archive_location(args), _source(args), **_point(args))
+    if not args.apply:
+        _print(args, restore_grid(plan), plan.offset, plan.to_json())
+        return 0
+    with store_client(args) as client:
+        applied = apply_plan(client, creates=plan.creates, deletes=plan.deletes)
+    print(f"restored to offset {plan.at_offset}: {applied.deleted} deleted, {applied.created} created "
+          f"(log offset {applied.offsets[-1] if applied.offsets else plan.offset})")  # fmt: skip
+    return 0
+
+
+_RUNS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "archive": run_archive, "events": run_events, "snapshot": run_snapshot, "who": run_who,
+    "when": run_when, "diff": run_diff, "restore": run_restore,
+}  # fmt: skip

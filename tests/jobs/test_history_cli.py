@@ -1,0 +1,206 @@
+"""``aclstore history``: the command line's refusals (one line on stderr, exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replicator import cli
+from replicator.cli.history import apply_plan
+from replicator.client import ClientConfig, StoreClient
+from replicator.contract.bindings import binding_from_json, binding_json, filter_json
+from replicator.server.node import Node, NodeSettings
+from store.acl import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
+from store.log import ChangeLog
+
+WHO = ["history", "who", "--resource-type", "TOPIC", "--resource-name", "orders",
+       "--operation", "READ", "--host", "10.0.0.1"]  # fmt: skip
+WHEN = ["history", "when", "--principal", "User:bob", "--resource-type", "TOPIC",
+        "--resource-name", "orders", "--operation", "READ", "--host", "10.0.0.1"]  # fmt: skip
+
+
+def refused(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run ``aclstore argv``; assert exit 2 and a one-line error; return that line."""
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # argparse's error path
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["history", "snapshot", "--at", "yesterday"], "time 'yesterday' is not a time"),
+        (["history", "snapshot", "--at", "2026-13-01"], "time '2026-13-01' is not a time"),
+        (["history", "events", "--from", "12:00"], "time '12:00' is not a time"),
+        (["history", "diff", "--from", "0", "--to", "soon"], "time 'soon' is not a time"),
+        ([*WHO, "--at", "tomorrow"], "time 'tomorrow' is not a time"),
+        ([*WHEN, "--to", "1e9"], "time '1e9' is not a time"),
+        (["history", "restore", "--at", "2026-11-23T25:00Z"], "is not a time"),
+        (["history", "snapshot", "--offset", "-3"], "offset '-3' is not a log offset"),
+        (["history", "snapshot", "--offset", "x"], "offset 'x' is not a log offset"),
+        (["history", "snapshot"], "one of the arguments --at --offset is required"),
+        (["history", "snapshot", "--at", "0", "--offset", "1"], "not allowed with argument"),
+        ([*WHO[:3], "TABLE", *WHO[4:], "--at", "0"], "unknown resource type 'TABLE'"),
+        ([*WHO[:3], "ANY", *WHO[4:], "--at", "0"], "unknown resource type 'ANY'"),
+        ([*WHO[:7], "READS", *WHO[8:], "--at", "0"], "unknown operation 'READS'"),
+        ([*WHEN[:3], "bob", *WHEN[4:]], "principal 'bob': expected a string in format"),
+        ([*WHEN, "--from", "2026-11-24", "--to", "2026-11-23"], "is after --to"),
+        ([*WHEN, "--plot", "when.svg"], "name the file *.png"),
+        (["history", "events", "--topic", "acls"], "--topic needs --bootstrap-servers"),
+        (["history", "events", "--format", "xml"], "invalid choice: 'xml'"),
+        (["history", "restore"], "one of the arguments --at --offset is required"),
+        (["history"], "required: SUBCOMMAND"),
+    ],
+)
+def test_refusals_are_one_line_with_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    line = refused(capsys, argv)
+    assert expected in line, line
+
+
+@pytest.mark.unit
+def test_malformed_time_names_the_accepted_forms(capsys: pytest.CaptureFixture[str]) -> None:
+    line = refused(capsys, ["history", "snapshot", "--at", "last tuesday"])
+    assert "epoch milliseconds" in line and "ISO-8601" in line and "--at" in line
+
+
+def _binding(name: str, principal: str) -> AclBinding:
+    return AclBinding.of(ResourceType.TOPIC, name, PatternType.LITERAL, principal, "*",
+                         AclOperation.READ, AclPermissionType.ALLOW)  # fmt: skip
+
+
+def test_apply_plan_writes_deletes_then_creates_through_the_admin_api(tmp_path: Path) -> None:
+    """A node on the embedded log: the plan's deletes and creates land; the rest is untouched."""
+    node = Node(NodeSettings(data_dir=tmp_path / "node", listen="127.0.0.1:0", audit=None))
+    node.start()
+    assert node.info is not None
+    admin = ClientConfig.resolve(command_config=node.info.credential.properties_path)
+    try:
+        keep, drop, back = _binding("keep", "User:a"), _binding("drop", "User:b"), _binding("back", "User:c")
+        with StoreClient(admin) as client:
+            client.call("POST", "/v1/acls", {"bindings": [binding_json(keep), binding_json(drop)]})
+            applied = apply_plan(client, creates=[back], deletes=[drop])
+            listed = client.call("POST", "/v1/acls/describe", {"filter": filter_json(AclBindingFilter())})
+        assert (applied.deleted, applied.created) == (1, 1)
+        assert len(applied.offsets) == 2 and applied.offsets[0] < applied.offsets[1]
+        assert {binding_from_json(b) for b in listed["bindings"]} == {keep, back}
+        assert int(listed["offset"]) == applied.offsets[-1]
+    finally:
+        node.stop()
+
+
+# --- end to end on real Spark: the embedded log, archived, then asked ---------------------------
+
+BOB = _binding("orders", "User:bob")
+ALICE = _binding("orders", "User:alice")
+EVE_DENY = AclBinding.of(ResourceType.TOPIC, "ord", PatternType.PREFIXED, "User:eve", "*",
+                         AclOperation.ALL, AclPermissionType.DENY)  # fmt: skip
+EVE = _binding("orders", "User:eve")
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+@pytest.fixture(params=["embedded", pytest.param("kafka", marks=pytest.mark.kafka)])
+def history_log(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[ChangeLog, list[str]]:
+    """A fresh log on either backend, and the ``history`` options that select it."""
+    from store.log import EmbeddedChangeLog, KafkaChangeLog
+
+    data = tmp_path / "data"
+    if request.param == "embedded":
+        return EmbeddedChangeLog(data / "log"), ["--data-dir", str(data)]
+    bootstrap = request.getfixturevalue("kafka_bootstrap")
+    topic = request.getfixturevalue("unique_topic")("history")
+    selection = ["--data-dir", str(data), "--bootstrap-servers", bootstrap, "--topic", topic]
+    return KafkaChangeLog(bootstrap, topic), selection
+
+
+@pytest.mark.spark
+def test_history_end_to_end(
+    spark: object,
+    history_log: tuple[ChangeLog, list[str]],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """Writes with known offsets, the archive, then each question against hand-worked answers."""
+    from store.admin import AclAdmin
+
+    log, where = history_log
+    clock = iter(range(1_000_000_000_000, 1_000_000_000_000 + 10**9, 60_000))
+    with log:
+        admin = AclAdmin(log, super_users=["User:admin"], clock=lambda: next(clock))
+        created_bob = admin.create_acls([BOB], actor="User:admin").offset
+        created_alice = admin.create_acls([ALICE, EVE, EVE_DENY], actor="User:admin").offset
+        deleted_bob = admin.delete_acls([BOB.to_filter()], actor="User:admin").offset
+    _run(capsys, "history", "archive", "--once", *where)
+
+    events = json.loads(_run(capsys, "history", "events", *where, "--format", "json"))
+    created = [e for e in events["events"] if e["type"] == "ACL_CREATED"]
+    assert [e["binding"][3] for e in created] == ["User:bob", "User:alice", "User:eve", "User:eve"]
+    assert created[0]["offset"] == created_bob
+    assert events["offset"] >= deleted_bob
+
+    snapshot = _run(capsys, "history", "snapshot", *where, "--offset", str(created_alice), "--format", "csv")
+    assert sorted(line.split(",")[4] for line in snapshot.splitlines()[1:]) == [
+        "User:alice", "User:bob", "User:eve", "User:eve",
+    ]  # fmt: skip
+
+    who_args = ["history", "who", *where, "--resource-type", "TOPIC", "--resource-name", "orders",
+                "--operation", "READ", "--host", "10.0.0.1", "--format", "json"]  # fmt: skip
+    before = json.loads(_run(capsys, *who_args, "--offset", str(created_alice)))
+    after = json.loads(_run(capsys, *who_args, "--offset", str(deleted_bob)))
+    # eve's READ ALLOW loses to her prefixed DENY on "ord": she is denied, not allowed.
+    assert {e["principal"] for e in before["allowed"]} == {"User:bob", "User:alice"}
+    assert {e["principal"] for e in after["allowed"]} == {"User:alice"}
+    assert before["superUsers"] == [] and before["everyone"] is False
+
+    png = tmp_path / "when.png"
+    when = json.loads(_run(capsys, "history", "when", *where, "--principal", "User:bob",
+                           "--resource-type", "TOPIC", "--resource-name", "orders", "--operation",
+                           "READ", "--host", "10.0.0.1", "--format", "json", "--plot", str(png)))  # fmt: skip
+    (interval,) = when["intervals"]
+    # A delete writes AclDeleted, then the binding's tombstone (the offset the write reports):
+    # the interval closes at the AclDeleted, one before.
+    assert (interval["fromOffset"], interval["toOffset"]) == (created_bob, deleted_bob - 1)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    plan = json.loads(_run(capsys, "history", "restore", *where, "--offset", str(created_alice),
+                           "--format", "json"))  # fmt: skip
+    assert plan["creates"] == [list(BOB.fields())] and plan["deletes"] == []
+
+
+@pytest.mark.spark
+def test_a_time_before_the_archive_is_a_one_line_error(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from store.admin import AclAdmin
+    from store.log import EmbeddedChangeLog
+
+    data = tmp_path / "data"
+    with EmbeddedChangeLog(data / "log") as log:
+        AclAdmin(log, super_users=["User:admin"]).create_acls([BOB], actor="User:admin")
+    _run(capsys, "history", "archive", "--once", "--data-dir", str(data))
+    line = refused(capsys, ["history", "snapshot", "--data-dir", str(data), "--at", "2001-01-01"])
+    assert "978307200000 ms is before the first change" in line  # 2001-01-01T00:00Z

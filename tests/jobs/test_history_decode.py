@@ -1,0 +1,78 @@
+"""Records to history events and events to validity intervals, with hand-worked values."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent, Interval, WhenAnswer
+from jobs.history.decode import fold_validity, history_event
+from jobs.history.tables import event_of_row, event_row, validity_of_row, validity_row
+from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from store.codec import AvroEventCodec, RecordDecodeError, binding_key, config_key
+from store.events import AclCreated
+
+READ_ORDERS = AclBinding.of(
+    ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", AclOperation.READ,
+    AclPermissionType.ALLOW,
+)  # fmt: skip
+
+
+def created(offset: int) -> HistoryEvent:
+    return HistoryEvent(
+        offset=offset, time_ms=1000 + offset, type=ACL_CREATED, binding=READ_ORDERS, actor="a"
+    )
+
+
+def test_records_read_as_events_through_the_fold() -> None:
+    value = AvroEventCodec().encode(
+        AclCreated(binding=READ_ORDERS, actor="User:admin", request_id="r1", time_ms=5)
+    )
+    event = history_event(binding_key(READ_ORDERS), value, 7, 1234)
+    assert event == HistoryEvent(
+        offset=7, time_ms=1234, type=ACL_CREATED, binding=READ_ORDERS, actor="User:admin", request_id="r1"
+    )
+    assert history_event(binding_key(READ_ORDERS), None, 8, 1235) == HistoryEvent(
+        offset=8, time_ms=1235, type=ACL_DELETED, binding=READ_ORDERS
+    )
+    reset = history_event(config_key("super.users"), None, 9, 1236)
+    assert reset is not None and (reset.type, reset.config_name, reset.config_value) == (
+        CONFIG_ALTERED, "super.users", None,
+    )  # fmt: skip
+    with pytest.raises(RecordDecodeError, match="offset 10"):
+        history_event(binding_key(READ_ORDERS), b"\xc3\x01garbage", 10, 1237)
+
+
+def test_intervals_open_and_close_as_the_live_set_does() -> None:
+    deleted = HistoryEvent(offset=5, time_ms=1005, type=ACL_DELETED, binding=READ_ORDERS)
+    set_true = HistoryEvent(offset=2, time_ms=1002, type=CONFIG_ALTERED, config_name="x", config_value="true")
+    set_false = HistoryEvent(
+        offset=6, time_ms=1006, type=CONFIG_ALTERED, config_name="x", config_value="false"
+    )
+    changed, still_open = fold_validity([created(1), set_true, created(3), deleted, set_false], {})
+    spans = sorted((v.id.split("|")[0], v.from_offset, v.to_offset) for v in changed)
+    # The second create of a live binding changes nothing; the new value closes the old one.
+    assert spans == [("binding", 1, 5), ("setting", 2, 6), ("setting", 6, None)]
+    assert list(still_open) == ["setting|x"]
+    again, _ = fold_validity([created(9)], still_open)
+    assert [(v.from_offset, v.to_offset) for v in again] == [(9, None)]
+
+
+def test_rows_round_trip() -> None:
+    deleted = HistoryEvent(offset=5, time_ms=1005, type=ACL_DELETED, binding=READ_ORDERS, actor="b")
+    assert event_of_row(event_row(deleted)) == deleted
+    [interval], _ = fold_validity([created(1), deleted], {})
+    assert validity_of_row(validity_row(interval)) == interval
+
+
+def test_when_json_has_the_issue_shape() -> None:
+    answer = WhenAnswer(
+        intervals=(Interval(from_offset=1, to_offset=None, from_ms=0, to_ms=None, opened_by=created(1)),),
+        offset=4,
+    )
+    doc = answer.to_json()
+    assert doc["offset"] == 4
+    [interval] = doc["intervals"]
+    assert (interval["fromOffset"], interval["toOffset"], interval["from"], interval["to"]) == (
+        1, None, "1970-01-01T00:00:00.000Z", None,
+    )  # fmt: skip
+    assert interval["openedBy"]["binding"] == ["TOPIC", "orders", "LITERAL", "User:bob", "*", "READ", "ALLOW"]

@@ -1,0 +1,33 @@
+"""Where the session's jars come from: the cluster first, then a configured list, then Maven."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jobs.session import JARS_ENV, JARS_FILE_ENV, SessionSetupError, session_jars
+
+
+def test_jars_already_given_to_the_cluster_are_not_added_again() -> None:
+    assert session_jars({"spark.jars": "/opt/delta.jar"}, {}) is None
+    assert session_jars({"spark.jars.packages": "io.delta:delta-spark_2.13:4.0.0"}, {}) is None
+    submitted = {"PYSPARK_SUBMIT_ARGS": "--packages io.delta:delta-spark_2.13:4.0.0 pyspark-shell"}
+    assert session_jars({}, submitted) is None
+
+
+def test_a_configured_classpath_wins_over_maven(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jar", tmp_path / "b.jar"
+    a.write_bytes(b"")
+    b.write_bytes(b"")
+    assert session_jars({}, {JARS_ENV: f"{a},{b}"}) == [str(a), str(b)]
+    listing = tmp_path / "classpath.txt"
+    listing.write_text(f"{a}\n{b}\n")
+    assert session_jars({}, {JARS_FILE_ENV: str(listing)}) == [str(a), str(b)]
+
+
+def test_a_configured_jar_that_does_not_exist_is_named(tmp_path: Path) -> None:
+    with pytest.raises(SessionSetupError, match=r"missing\.jar"):
+        session_jars({}, {JARS_ENV: str(tmp_path / "missing.jar")})
+    with pytest.raises(SessionSetupError, match=r"nowhere\.txt"):
+        session_jars({}, {JARS_FILE_ENV: str(tmp_path / "nowhere.txt")})
