@@ -22,7 +22,7 @@ setup: $(STAMP)
 jars: setup
 	$(BIN)/python -m devtools jars
 
-serve: setup
+serve: jars
 	$(BIN)/aclstore serve $(ARGS)
 
 lint: setup
