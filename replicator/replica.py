@@ -38,7 +38,7 @@ from replicator.errors import (
     ReplicaStoppedError,
 )
 from replicator.index import AclIndex, IndexPosition, IndexView, SkipRecord, StopRecord
-from replicator.tailer import Tailer, TailerSettings, TooNewEvents
+from replicator.tailer import Tailer, TailerSettings
 from store.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
 from store.authorizer import (
     Action,
@@ -49,6 +49,7 @@ from store.authorizer import (
 )
 from store.errors import AuthorizerNotReadyError, InvalidConfigError, StoreError
 from store.events import LATEST_FORMAT_VERSION
+from store.fold import TooNewEvents
 from store.log.base import ChangeLog
 from store.principal import KafkaPrincipal
 

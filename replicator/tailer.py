@@ -1,8 +1,9 @@
 """The tailing loop: read the change log from the index's applied offset + 1, apply in batches.
 
-Each step reads up to ``batch_records`` records, decodes them, and commits the resulting
-index changes together with the new applied offset in one RocksDB ``WriteBatch``
-(:mod:`replicator.index`).  Before the first step, :meth:`Tailer.check_start` compares the
+Each step reads up to ``batch_records`` records through the store's one fold
+(:mod:`store.fold`, and its fast path :mod:`store.fold_fast` for plain ACL events), and
+commits the resulting index changes together with the new applied offset in one RocksDB
+``WriteBatch`` (:mod:`replicator.index`).  Before the first step, :meth:`Tailer.check_start` compares the
 stored offset with the log's watermarks (quix-streams' ``state/recovery.py`` does the same
 check but corrects the offset with a warning; we refuse and tell the operator to rebuild,
 because a replica ahead of its log or missing records would answer from a state no log
@@ -15,18 +16,18 @@ everything before it is committed, nothing after it is applied.  Which records s
 * events that need a newer reader format (``NewerFormatRequiredError``), unless the
   ``too_new_events`` policy is IGNORE, in which case the binding is treated as absent
   (its log key is removed, so a DELETE still deletes) and the event is counted;
-* events whose content disagrees with their key, and settings the decision rules refuse.
+* events whose content disagrees with their key (all three as :func:`store.fold.fold_record`
+  refuses them, the same way for every reader of the log);
+* settings the decision rules refuse (a check on the replica's state, so it stays here).
 """
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from replicator.errors import StoredOffsetOutOfRangeError
-from replicator.fastpath import FastAclDecoder
 from replicator.index import (
     AclIndex,
     IndexBatch,
@@ -34,33 +35,14 @@ from replicator.index import (
     LogAnchor,
     StopRecord,
 )
-from store.acl import AclBinding
+from replicator.keys import encode_fields
 from store.authorizer import AuthorizerConfig
-from store.codec import (
-    ConfigKey,
-    NewerFormatRequiredError,
-    RecordDecodeError,
-    decode_event,
-    event_key,
-    parse_key,
-)
+from store.codec import RecordDecodeError
 from store.errors import StoreError
-from store.events import (
-    LATEST_FORMAT_VERSION,
-    SUPPORTED_FORMAT_VERSIONS,
-    AclCreated,
-    AclDeleted,
-)
+from store.events import LATEST_FORMAT_VERSION, SUPPORTED_FORMAT_VERSIONS
+from store.fold import ChangeKind, FoldPolicy, TooNewEvents, fold_record, key_mismatch
+from store.fold_fast import FastAclDecoder
 from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogRecord
-
-
-class TooNewEvents(enum.Enum):
-    """What a replica does with an event that needs a newer reader format than its own."""
-
-    STOP = "stop"
-    """Stop at the event until aclstore is upgraded or an operator skips it (the default)."""
-    IGNORE = "ignore"
-    """Treat its binding as absent and count it, as an older Kafka broker treats a PREFIXED ACL."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,6 +107,9 @@ class Tailer:
         self.settings = settings
         self.high_watermark = 0
         self._fast = FastAclDecoder(settings.reader_version)
+        self._policy = FoldPolicy(
+            reader_version=settings.reader_version, too_new_events=settings.too_new_events
+        )
 
     def check_start(self, *, now_ms: int | None = None) -> tuple[int, int]:
         """Check the stored offset against the log's watermarks; return them (low, high).
@@ -260,47 +245,40 @@ class Tailer:
 
     def _apply_one(self, batch: IndexBatch, record: LogRecord) -> None:
         offset = record.offset
-        if record.value is None:
-            target = _parse_key(record.key, offset)
-            if isinstance(target, ConfigKey):
-                self._check_config(batch, offset, target.name, None)
-                batch.alter_config(target.name, None)
-            else:
-                batch.remove(record.key)
-            return
-        fast = self._fast.decode(record.value, offset)
-        if fast is not None:
-            created, enc, key = fast
-            if key != record.key:
-                raise _Stop(offset, _key_mismatch(offset, record.key, key))
-            if created:
-                batch.create_encoded(record.key, enc)
-            else:
-                batch.remove(record.key)
-            return
+        if record.value is not None:
+            fast = self._fast.decode(record.value, offset)
+            if fast is not None:
+                if fast.key != record.key:
+                    raise _Stop(offset, key_mismatch(offset, record.key, fast.key).message)
+                if fast.created:
+                    batch.create_encoded(
+                        record.key,
+                        encode_fields(
+                            fast.resource_type, fast.pattern_type, fast.name, fast.principal,
+                            fast.host, fast.operation, fast.permission_type,
+                        ),
+                    )
+                else:
+                    batch.remove(record.key)
+                return
         try:
-            event = decode_event(
-                record.value, offset=offset, reader_version=self.settings.reader_version
-            )
-        except NewerFormatRequiredError as exc:
-            if self.settings.too_new_events is TooNewEvents.STOP:
-                raise _Stop(offset, exc.message) from exc
-            target = _parse_key(record.key, offset)
-            if not isinstance(target, ConfigKey):
-                batch.remove(record.key)  # absent, and a newer DELETE still deletes
-            batch.ignore()
-            return
+            change = fold_record(record, self._policy)
         except RecordDecodeError as exc:
             raise _Stop(offset, exc.message) from exc
-        if event_key(event) != record.key:
-            raise _Stop(offset, _key_mismatch(offset, record.key, event_key(event)))
-        if isinstance(event, AclCreated):
-            batch.create(record.key, event.binding)
-        elif isinstance(event, AclDeleted):
+        kind = change.kind
+        if kind is ChangeKind.CREATED:
+            assert change.binding is not None
+            batch.create(record.key, change.binding)
+        elif kind is ChangeKind.DELETED:
             batch.remove(record.key)
-        else:
-            self._check_config(batch, offset, event.name, event.value)
-            batch.alter_config(event.name, event.value)
+        elif kind is ChangeKind.CONFIG:
+            assert change.config_name is not None
+            self._check_config(batch, offset, change.config_name, change.config_value)
+            batch.alter_config(change.config_name, change.config_value)
+        elif kind is ChangeKind.IGNORED:
+            if change.binding is not None:
+                batch.remove(record.key)  # absent, and a newer DELETE still deletes
+            batch.ignore()
 
     def _check_config(self, batch: IndexBatch, offset: int, name: str, value: str | None) -> None:
         settings = {**self.index.config, **batch.config_set}
@@ -322,18 +300,3 @@ class Tailer:
 
 def _anchor(record: LogRecord) -> LogAnchor:
     return LogAnchor(offset=record.offset, timestamp_ms=record.timestamp_ms, key=record.key)
-
-
-def _key_mismatch(offset: int, key: bytes, expected: bytes) -> str:
-    return (
-        f"the log record at offset {offset} has key {key[:80]!r} but holds an event for key "
-        f"{expected[:80]!r}: the log is inconsistent. Inspect it, then restore the log or skip "
-        "this offset explicitly"
-    )
-
-
-def _parse_key(key: bytes, offset: int) -> AclBinding | ConfigKey:
-    try:
-        return parse_key(key, offset=offset)
-    except RecordDecodeError as exc:
-        raise _Stop(offset, exc.message) from exc

@@ -30,7 +30,7 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
     from replicator.server.callers import LOOPBACK_NETWORKS
     from replicator.server.node import NodeSettings, hostname_source
     from replicator.server.tls import TlsSettings
-    from replicator.tailer import TooNewEvents
+    from store.fold import TooNewEvents
     from store.log import KafkaLogSettings
     from store.principal import parse_super_users
 

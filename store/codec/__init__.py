@@ -18,7 +18,14 @@ from store.codec.errors import (
     UnknownWriterSchemaError,
 )
 from store.codec.json_codec import JsonEventCodec
-from store.codec.keys import ConfigKey, binding_key, config_key, event_key, parse_key
+from store.codec.keys import (
+    ConfigKey,
+    binding_key,
+    binding_key_of_fields,
+    config_key,
+    event_key,
+    parse_key,
+)
 from store.events import LATEST_FORMAT_VERSION, ChangeEvent
 
 __all__ = [
@@ -32,7 +39,9 @@ __all__ = [
     "UndecodableRecordError",
     "UnknownWriterSchemaError",
     "binding_key",
+    "binding_key_of_fields",
     "codec_named",
+    "codec_of_value",
     "config_key",
     "decode_event",
     "event_key",
@@ -54,15 +63,21 @@ def codec_named(name: str, *, writer_version: int = LATEST_FORMAT_VERSION) -> Ev
     raise ValueError(f"unknown event codec {name!r}; use 'avro' or 'json'")
 
 
+def codec_of_value(value: bytes) -> EventCodec | None:
+    """The codec that reads ``value`` (Avro starts with ``C3 01``, JSON with ``{``), or None."""
+    if value[:2] == MARKER:
+        return _default("avro")
+    if value[:1] == b"{":
+        return _default("json")
+    return None
+
+
 def decode_event(
     value: bytes, *, offset: int = -1, reader_version: int = LATEST_FORMAT_VERSION
 ) -> ChangeEvent:
     """Decode a value of either codec: Avro starts with ``C3 01``, JSON with ``{``."""
-    if value[:2] == MARKER:
-        codec = _default("avro")
-    elif value[:1] == b"{":
-        codec = _default("json")
-    else:
+    codec = codec_of_value(value)
+    if codec is None:
         raise UndecodableRecordError(
             f"value {value[:12]!r}... is neither Avro single-object encoding nor JSON",
             offset=offset,

@@ -9,6 +9,7 @@ binding (or setting) a tombstone is for.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -38,6 +39,14 @@ def _dump(items: list[str]) -> bytes:
 def binding_key(binding: AclBinding) -> bytes:
     """``["acl",TYPE,name,PATTERN,principal,host,OPERATION,PERMISSION]`` as compact ASCII JSON."""
     return _dump([ACL_KEY_TAG, *binding.fields()])
+
+
+def binding_key_of_fields(fields: Sequence[str]) -> bytes:
+    """:func:`binding_key` from the seven fields as strings (Kafka's enum names), in order.
+
+    For readers that have the fields but no :class:`AclBinding` (the fold's fast path).
+    """
+    return _dump([ACL_KEY_TAG, *fields])
 
 
 def config_key(name: str) -> bytes:

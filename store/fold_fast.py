@@ -1,20 +1,19 @@
-"""The tailer's fast path: a plain ACL event decoded straight into the index encoding ``E``.
+"""The fold's fast path: a plain ACL event read straight into plain values, or declined.
 
 Bootstrap spends most of its time turning log records into events.  For an ``AclCreated`` or
-``AclDeleted`` whose every field this release names exactly, the index needs only ``E``
-(:func:`replicator.keys.encode_fields`), so :class:`FastAclDecoder` skips building the event
-objects, and otherwise declines so that the tailer takes the codec's full path.
+``AclDeleted`` whose every field this release names exactly, a reader that keeps its own
+encoding of bindings (the replica's index) needs only the fields, so :class:`FastAclDecoder`
+skips building the event objects; for anything else it declines and the caller takes
+:func:`store.fold.fold_record`, which accepts or refuses the record with the codec's typed
+errors.  ``tests/replicator/test_replica.py`` holds a differential test of the two paths.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Any, NamedTuple
 
-from replicator.keys import encode_fields
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
-from store.codec import AvroEventCodec, EventCodec, JsonEventCodec
-from store.codec.avro_codec import MARKER
+from store.codec import binding_key_of_fields, codec_of_value
 from store.errors import StoreError
 from store.events import (
     ACL_CREATED,
@@ -33,40 +32,44 @@ _RESOURCE_TYPES = _specific(ResourceType, "ANY")
 _PATTERN_TYPES = _specific(PatternType, "ANY", "MATCH")
 _OPERATIONS = _specific(AclOperation, "ANY")
 _PERMISSIONS = _specific(AclPermissionType, "ANY")
-_KEY_JSON = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 
 
-def _plain(text: str) -> bool:
-    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+class FastAclChange(NamedTuple):
+    """A plain ACL event, read: created or deleted, its seven fields, its expected log key.
+
+    The enum fields are Kafka's int8 codes; ``key`` is the log key the event must be stored
+    under (:func:`store.codec.binding_key`), for the caller to compare with the record's.
+    """
+
+    created: bool
+    resource_type: int
+    name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+    key: bytes
 
 
 class FastAclDecoder:
-    """Decodes the common ACL event straight into the index encoding, or declines.
+    """Reads the common ACL event into a :class:`FastAclChange`, or declines (None).
 
-    Bootstrap spends most of its time turning records into events; for an ``AclCreated`` or
-    ``AclDeleted`` whose every field this release names exactly, the index needs only the
-    binding's encoding ``E`` (:func:`replicator.index.encode_binding`).  This decoder uses the
-    codec's own version resolution and upcasting (``EventCodec.read_record``) and the event
-    module's format rule (``binding_format_requirement``, memoized on the four enum fields it
-    depends on), and returns ``(created, E, expected log key)``.  Anything else (another event
-    type, an UNKNOWN or non-canonical enum name, a missing field, a newer format, a decode
-    error) returns None, and the tailer takes the full path (``store.codec.decode_event``),
-    which accepts or refuses it with the codec's own typed errors.  ``tests/replicator``
-    holds a differential test of the two paths.
+    Uses the codec's own version resolution and upcasting (``EventCodec.read_record``, the
+    codec chosen by :func:`store.codec.codec_of_value`), the event module's format rule
+    (``binding_format_requirement``, memoized on the four enum fields it depends on) and the
+    log-key encoder (:func:`store.codec.binding_key_of_fields`).  Anything else (another
+    event type, an UNKNOWN or non-canonical enum name, a missing field, a newer format, a
+    decode error) returns None.
     """
 
     def __init__(self, reader_version: int) -> None:
         self.reader_version = reader_version
-        self._avro: EventCodec = AvroEventCodec()
-        self._json: EventCodec = JsonEventCodec()
         self._requirements: dict[tuple[int, int, int, int], int] = {}
 
-    def decode(self, value: bytes, offset: int) -> tuple[bool, bytes, bytes] | None:
-        if value[:2] == MARKER:
-            codec = self._avro
-        elif value[:1] == b"{":
-            codec = self._json
-        else:
+    def decode(self, value: bytes, offset: int) -> FastAclChange | None:
+        codec = codec_of_value(value)
+        if codec is None:
             return None
         reader = self.reader_version
         try:
@@ -107,19 +110,12 @@ class FastAclDecoder:
             required = self._requirements[codes] = self._requirement(codes)
         if required > reader:
             return None
-        enc = encode_fields(rt, pt, name, principal, host, op, perm)
-        # store.codec.keys.binding_key's documented format: compact ASCII JSON of the fields.
-        # Printable ASCII without quote or backslash needs no escaping in JSON.
-        if _plain(name) and _plain(principal) and _plain(host):
-            text = (
-                f'["acl","{names[0]}","{name}","{names[1]}","{principal}","{host}",'
-                f'"{names[2]}","{names[3]}"]'
-            )
-        else:
-            text = _KEY_JSON.encode(
-                ["acl", names[0], name, names[1], principal, host, names[2], names[3]]
-            )
-        return event_type == ACL_CREATED, enc, text.encode("ascii")
+        key = binding_key_of_fields(
+            (names[0], name, names[1], principal, host, names[2], names[3])  # type: ignore[arg-type]
+        )
+        return FastAclChange(
+            event_type == ACL_CREATED, rt, name, pt, principal, host, op, perm, key
+        )
 
     @staticmethod
     def _requirement(codes: tuple[int, int, int, int]) -> int:
