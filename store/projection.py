@@ -1,6 +1,7 @@
 """The live ACL set and settings, projected from change-log records in offset order.
 
-Pure: records in, state out.  A record this release cannot read raises its
+Pure: records in, state out, read through the store's one fold (:mod:`store.fold`, as
+the replica and the Spark jobs read them).  A record this release cannot read raises its
 :class:`~store.codec.RecordDecodeError` (naming the offset) and leaves the state at the
 record before it; only an explicit ``skip_offsets`` entry lets the projection pass it.
 """
@@ -11,14 +12,8 @@ from collections.abc import Iterable, Mapping
 
 from store.acl import AclBinding
 from store.authorizer import InMemoryAclIndex
-from store.codec import (
-    ConfigKey,
-    UndecodableRecordError,
-    decode_event,
-    event_key,
-    parse_key,
-)
 from store.events import LATEST_FORMAT_VERSION, AclCreated, AclDeleted, ChangeEvent
+from store.fold import Change, ChangeKind, FoldPolicy, fold_record
 from store.log.base import LogRecord
 from store.settings import StoreSettings
 
@@ -32,6 +27,7 @@ class AclStoreState:
         self.next_offset = 0
         self.reader_version = reader_version
         self.skipped: list[int] = []
+        self._policy = FoldPolicy(reader_version=reader_version)
 
     @property
     def offset(self) -> int:
@@ -88,28 +84,28 @@ class AclStoreState:
 
     def _apply_known(self, key: bytes, offset: int, event: ChangeEvent | None) -> None:
         if event is None:
-            self._apply_tombstone(key, offset)
+            self.apply_change(fold_record(LogRecord(offset, key, None, 0), self._policy))
         else:
             self.apply_event(event)
 
     def _apply(self, record: LogRecord) -> None:
-        if record.value is None:
-            self._apply_tombstone(record.key, record.offset)
-            return
-        event = decode_event(record.value, offset=record.offset, reader_version=self.reader_version)
-        if event_key(event) != record.key:
-            raise UndecodableRecordError(
-                f"its key {record.key[:80]!r} is not the key of the event it holds",
-                offset=record.offset,
-            )
-        self.apply_event(event)
+        self.apply_change(fold_record(record, self._policy))
 
-    def _apply_tombstone(self, key: bytes, offset: int) -> None:
-        target = parse_key(key, offset=offset)
-        if isinstance(target, ConfigKey):
-            self.configs.pop(target.name, None)
-        else:
-            self.index.remove(target)
+    def apply_change(self, change: Change) -> None:
+        """Apply one change read by :func:`store.fold.fold_record`."""
+        kind = change.kind
+        if kind is ChangeKind.CREATED:
+            assert change.binding is not None
+            self.index.add(change.binding)
+        elif kind is ChangeKind.DELETED:
+            assert change.binding is not None
+            self.index.remove(change.binding)
+        elif kind is ChangeKind.CONFIG:
+            assert change.config_name is not None
+            if change.config_value is None:
+                self.configs.pop(change.config_name, None)
+            else:
+                self.configs[change.config_name] = change.config_value
 
     def apply_event(self, event: ChangeEvent) -> None:
         if isinstance(event, AclCreated):
