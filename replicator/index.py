@@ -672,6 +672,15 @@ class IndexView:
             keys.append(pattern_prefix(resource_type, PREFIXED, name[:length]))
         return keys
 
+    def indexed(self) -> None:
+        """None: the decision rules take their generic path over this view.
+
+        The rules' fast path reads in-memory tables of every binding; this index keeps its
+        bindings in RocksDB so that memory does not grow with the ACL set, and answers
+        ``matching_acls`` from an LRU cache instead (:mod:`store.authorizer.view`).
+        """
+        return None
+
     def matching_acls(self, resource_type: ResourceType, name: str) -> tuple[AclBinding, ...]:
         """Every live binding whose pattern applies to the resource ``(resource_type, name)``."""
         cache_key = (int(resource_type), name)

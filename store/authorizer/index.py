@@ -466,6 +466,10 @@ class InMemoryAclIndex:
         for pattern in self.tables.applicable(int(resource_type), name):
             yield from pattern.bindings()
 
+    def indexed(self) -> InMemoryAclIndex:
+        """The decision rules' fast path reads this index's own tables."""
+        return self
+
     def principal_acls(self, resource_type: ResourceType, principal: str) -> PrincipalAcls | None:
         """The by-type index of one principal (exact text), or None when it has no ACLs."""
         return self.prepare_by_resource_type().by_type[resource_type].get(principal)

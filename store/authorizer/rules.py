@@ -65,7 +65,7 @@ from store.authorizer.decision import (
     InvalidActionError,
     find_result,
 )
-from store.authorizer.index import AclTables, InMemoryAclIndex, PatternAcls, TypeBucket
+from store.authorizer.index import AclTables, PatternAcls, TypeBucket
 from store.authorizer.view import AclView
 from store.errors import AuthorizerNotReadyError
 from store.principal import KafkaPrincipal
@@ -126,9 +126,9 @@ def authorize(
     if not loading_complete:
         raise AuthorizerNotReadyError(_NOT_READY)
     default = DEFAULT_ALLOW_DECISION if config.allow_everyone_if_no_acl_found else DEFAULT_DENY_DECISION
-    tables = getattr(view, "tables", None)
-    if isinstance(tables, AclTables):
-        return _authorize_indexed(tables, requester, actions, default)
+    indexed = view.indexed()
+    if indexed is not None:
+        return _authorize_indexed(indexed.tables, requester, actions, default)
     return [_authorize_generic(view, requester, host, action, default) for action in actions]
 
 
@@ -256,11 +256,12 @@ def authorize_by_resource_type(
         return probe
     requester = _Requester(principal, host)
     ops = tuple(dict.fromkeys((int(operation), int(AclOperation.ALL))))
-    if isinstance(view, InMemoryAclIndex):
+    indexed = view.indexed()
+    if indexed is not None:
         buckets = [
             bucket
             for p in requester.principals
-            if (acls := view.principal_acls(resource_type, p)) is not None
+            if (acls := indexed.principal_acls(resource_type, p)) is not None
             for h in requester.hosts
             for op in ops
             if (bucket := acls.buckets.get((h, op))) is not None

@@ -2,16 +2,43 @@
 
 The rules in :mod:`store.authorizer.rules` are written against this Protocol so that any
 index can serve them: :class:`store.authorizer.index.InMemoryAclIndex` (dicts), or the
-replica's RocksDB index.  An index that also exposes precomputed ``tables``
-(:class:`store.authorizer.index.AclTables`) gets the allocation-free fast path.
+replica's RocksDB index.  Which path the rules take is declared by the view, not guessed
+from its class: :meth:`AclView.indexed` returns the precomputed in-memory tables
+(:class:`IndexedAcls`) that give the allocation-free fast path, or None for the generic path
+through ``matching_acls`` / ``acls_for_principal``.
+
+* :class:`~store.authorizer.index.InMemoryAclIndex` (the admin's state, tests) returns
+  itself: the fast path.
+* The replica's RocksDB view (``replicator.index.IndexView``) returns None: the generic
+  path.  Its bindings live on disk so that a replica's memory does not grow with the ACL
+  set; the tables are an in-memory structure of every binding, so offering them would mean
+  keeping the whole set in memory again.  It answers ``matching_acls`` from an LRU cache
+  instead.
+* :class:`ScanAclView` (the reference) returns None.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from store.acl import AclBinding, AclBindingFilter, PatternType, ResourcePatternFilter, ResourceType
+
+if TYPE_CHECKING:
+    from store.authorizer.index import AclTables, PrincipalAcls
+
+
+class IndexedAcls(Protocol):
+    """The precomputed in-memory tables of :mod:`store.authorizer.index`: the rules' fast path."""
+
+    @property
+    def tables(self) -> AclTables:
+        """What ``authorize`` reads."""
+        ...
+
+    def principal_acls(self, resource_type: ResourceType, principal: str) -> PrincipalAcls | None:
+        """What ``authorize_by_resource_type`` reads: one principal's ACLs (None: none)."""
+        ...
 
 
 class AclView(Protocol):
@@ -40,6 +67,13 @@ class AclView(Protocol):
 
     def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
         """The bindings ``acl_filter`` matches, in Kafka's DescribeAcls order (``sorted``)."""
+        ...
+
+    def indexed(self) -> IndexedAcls | None:
+        """The precomputed tables the rules' fast path reads, or None for the generic path.
+
+        Both paths give the same decisions (``tests/store/test_differential.py``).
+        """
         ...
 
 
@@ -71,3 +105,6 @@ class ScanAclView:
 
     def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
         return describe(self, acl_filter)
+
+    def indexed(self) -> IndexedAcls | None:
+        return None
