@@ -17,7 +17,7 @@ from store.authorizer.decision import (
     find_result,
 )
 from store.authorizer.host import InvalidHostAddressError, host_address
-from store.authorizer.index import InMemoryAclIndex
+from store.authorizer.memory_index import InMemoryAclIndex
 from store.authorizer.rules import (
     PROBE_RESOURCE_NAME,
     authorize,

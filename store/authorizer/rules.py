@@ -65,7 +65,7 @@ from store.authorizer.decision import (
     InvalidActionError,
     find_result,
 )
-from store.authorizer.index import AclTables, PatternAcls, TypeBucket
+from store.authorizer.memory_index import AclTables, PatternAcls, TypeBucket
 from store.authorizer.view import AclView
 from store.errors import AuthorizerNotReadyError
 from store.principal import KafkaPrincipal

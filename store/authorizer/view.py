@@ -1,15 +1,15 @@
 """``AclView``: what the decision rules need to read from an ACL store.
 
 The rules in :mod:`store.authorizer.rules` are written against this Protocol so that any
-index can serve them: :class:`store.authorizer.index.InMemoryAclIndex` (dicts), or the
+index can serve them: :class:`store.authorizer.memory_index.InMemoryAclIndex` (dicts), or the
 replica's RocksDB index.  Which path the rules take is declared by the view, not guessed
 from its class: :meth:`AclView.indexed` returns the precomputed in-memory tables
 (:class:`IndexedAcls`) that give the allocation-free fast path, or None for the generic path
 through ``matching_acls`` / ``acls_for_principal``.
 
-* :class:`~store.authorizer.index.InMemoryAclIndex` (the admin's state, tests) returns
+* :class:`~store.authorizer.memory_index.InMemoryAclIndex` (the admin's state, tests) returns
   itself: the fast path.
-* The replica's RocksDB view (``replicator.index.IndexView``) returns None: the generic
+* The replica's RocksDB view (``replicator.rocksdb_index.IndexView``) returns None: the generic
   path.  Its bindings live on disk so that a replica's memory does not grow with the ACL
   set; the tables are an in-memory structure of every binding, so offering them would mean
   keeping the whole set in memory again.  It answers ``matching_acls`` from an LRU cache
@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Protocol
 from store.acl import AclBinding, AclBindingFilter, PatternType, ResourcePatternFilter, ResourceType
 
 if TYPE_CHECKING:
-    from store.authorizer.index import AclTables, PrincipalAcls
+    from store.authorizer.memory_index import AclTables, PrincipalAcls
 
 
 class IndexedAcls(Protocol):
-    """The precomputed in-memory tables of :mod:`store.authorizer.index`: the rules' fast path."""
+    """The precomputed in-memory tables of :mod:`store.authorizer.memory_index`: the rules' fast path."""
 
     @property
     def tables(self) -> AclTables:

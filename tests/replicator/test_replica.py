@@ -27,15 +27,15 @@ from replica_support import (
     wait_until,
 )
 
+from replicator.encoding import encode_fields
 from replicator.errors import (
     ConsistencyTimeoutError,
     ReplicaStoppedError,
     SkipRefusedError,
     StoredOffsetOutOfRangeError,
 )
-from replicator.index import encode_binding
-from replicator.keys import encode_fields
 from replicator.replica import Replica, ReplicaSettings
+from replicator.rocksdb_index import encode_binding
 from store.acl import (
     ANY_FILTER,
     AclBinding,

@@ -1,7 +1,7 @@
 """The replica's RocksDB index: the live ACL bindings in a layout made for the decision rules.
 
 One column family ``acl`` holds three tables, told apart by the key's first byte
-(:mod:`replicator.keys`)::
+(:mod:`replicator.encoding`)::
 
     B | E                           binding by pattern   (authorize, describe by pattern)
     U | lp(principal) | rt | E      binding by principal (authorize_by_resource_type)
@@ -38,8 +38,7 @@ from typing import Any, cast
 
 from rocksdict import BlockBasedOptions, Options, Rdict, WriteBatch, WriteOptions
 
-from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
-from replicator.keys import (
+from replicator.encoding import (
     BY_LOG_KEY,
     BY_PATTERN,
     BY_PRINCIPAL,
@@ -52,6 +51,7 @@ from replicator.keys import (
     prefixed_name_length,
     principal_key,
 )
+from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
 from store.acl import (
     WILDCARD_RESOURCE,
     AclBinding,

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
-from replicator.index import AclIndex, StopRecord, decode_binding, encode_binding
+from replicator.rocksdb_index import AclIndex, StopRecord, decode_binding, encode_binding
 from store.acl import (
     AclBinding,
     AclBindingFilter,
