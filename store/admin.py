@@ -128,6 +128,20 @@ class AclAdmin:
 
     ``timeout`` bounds each call as a whole (catching up and appending).  A new admin over a
     long log replays it first: call :meth:`sync` with a timeout long enough for that.
+
+    The admin keeps its own state (:class:`~store.projection.AclStoreState`, read through
+    :mod:`store.fold`) even on a node whose replica tails the same log, so the node reads the
+    log twice.  Reading the replica's state instead is not safe:
+
+    * every write is validated against the log's end, under this admin's lock: :meth:`sync`
+      catches up to the high watermark first and applies this admin's own appends without
+      reading them back (read-your-writes); the replica applies in its own thread and may
+      lag, stop at a record it refuses, or be rebuilding;
+    * the replica may read with an older ``reader_version`` and ``too_new_events=IGNORE``
+      (treating newer bindings as absent); a write validated against that state could
+      duplicate or miss bindings, and a format downgrade check would not see them;
+    * the admin's checks (duplicates, DeleteAcls filters, format downgrades) read every
+      binding from an in-memory index, which the replica keeps on disk on purpose.
     """
 
     def __init__(

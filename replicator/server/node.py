@@ -6,6 +6,13 @@ and its on-disk buffer, the bearer credentials and ``admin.properties``.  With
 ``bootstrap_servers`` the change log is partition 0 of a compacted Kafka topic and the audit
 events go to a second topic next to it; every node started on the same topic is one more
 replica of one store (each keeps its own data directory).
+
+A node catches up on the log twice, on purpose: the admin API (:class:`store.admin.AclAdmin`)
+keeps its own in-memory state, which it syncs to the log's end before each write and which
+holds its own appends at once, so writes are validated against exactly what the log holds;
+the replica serves reads from RocksDB, may lag or stop at a refused record, and may read
+with an older format under ``too_new_events=IGNORE``.  Both read records through the same
+fold (:mod:`store.fold`), so they cannot disagree on what a record means.
 """
 
 from __future__ import annotations
