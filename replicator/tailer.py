@@ -39,7 +39,7 @@ from replicator.rocksdb_index import (
 from store.authorizer import AuthorizerConfig
 from store.codec import RecordDecodeError
 from store.errors import StoreError
-from store.events import LATEST_FORMAT_VERSION, SUPPORTED_FORMAT_VERSIONS
+from store.events import LATEST_FORMAT_VERSION
 from store.fold import ChangeKind, FoldPolicy, TooNewEvents, fold_record, key_mismatch
 from store.fold_fast import FastAclDecoder
 from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogRecord
@@ -59,16 +59,15 @@ class TailerSettings:
     so that a replica that may have missed a compacted-away tombstone rebuilds instead."""
 
     def __post_init__(self) -> None:
-        if self.reader_version not in SUPPORTED_FORMAT_VERSIONS:
-            raise ValueError(
-                f"reader_version {self.reader_version} is not one of {SUPPORTED_FORMAT_VERSIONS}"
-            )
-        if not isinstance(self.too_new_events, TooNewEvents):
-            raise ValueError(f"too_new_events must be a TooNewEvents, got {self.too_new_events!r}")
+        self.fold_policy()  # validates reader_version and too_new_events as the fold does
         if self.batch_records < 1 or self.poll_timeout_s < 0:
             raise ValueError("batch_records must be >= 1 and poll_timeout_s >= 0")
         if self.max_resume_age_ms is not None and self.max_resume_age_ms < 0:
             raise ValueError("max_resume_age_ms must be >= 0")
+
+    def fold_policy(self) -> FoldPolicy:
+        """How this tailer's records are read (:mod:`store.fold`)."""
+        return FoldPolicy(reader_version=self.reader_version, too_new_events=self.too_new_events)
 
 
 class _Stop(Exception):
@@ -107,9 +106,7 @@ class Tailer:
         self.settings = settings
         self.high_watermark = 0
         self._fast = FastAclDecoder(settings.reader_version)
-        self._policy = FoldPolicy(
-            reader_version=settings.reader_version, too_new_events=settings.too_new_events
-        )
+        self._policy = settings.fold_policy()
 
     def check_start(self, *, now_ms: int | None = None) -> tuple[int, int]:
         """Check the stored offset against the log's watermarks; return them (low, high).
