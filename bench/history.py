@@ -29,12 +29,12 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from bench.produce import produce_events
 from bench.report import Target, figure
 from devtools.kafka_process import bootstrap_or_local_broker
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
-from store.codec import codec_named, event_key
 from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
 
 LIVE_WINDOW: Final = 50_000
@@ -121,41 +121,15 @@ def watched_intervals(count: int) -> int:
 
 
 def prefill(bootstrap: str, topic: str, count: int) -> float:
-    """Produce the synthetic history to ``topic`` (batched, lz4); return events/s."""
-    from confluent_kafka import Producer
-
-    from store.log import KafkaChangeLog
-
-    KafkaChangeLog(bootstrap, topic).close()  # the topic, created with the store's settings
-    producer = Producer({
-        "bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 50, "batch.size": 1_000_000,
-        "compression.type": "lz4", "queue.buffering.max.messages": 1_000_000,
-        "queue.buffering.max.kbytes": 1_048_576,
-    })  # fmt: skip
-    codec = codec_named("avro")
-    failures: list[str] = []
-
-    def delivered(err: Any, _msg: Any) -> None:
-        if err is not None:
-            failures.append(str(err))
-
-    started = time.perf_counter()
-    for i, event in enumerate(synthetic_history(count)):
-        value, key = codec.encode(event), event_key(event)
-        while True:
-            try:
-                producer.produce(topic, value, key, partition=0, on_delivery=delivered,
-                                 timestamp=event.time_ms)  # fmt: skip
-                break
-            except BufferError:
-                producer.poll(0.05)
-        if i % 10_000 == 0:
-            producer.poll(0)
-            if i % 1_000_000 == 0 and i:
-                print(f"  produced {i} events", flush=True)
-    if producer.flush(300) or failures:
-        raise RuntimeError(f"prefill failed: {len(producer)} unsent, errors {failures[:3]}")
-    return count / (time.perf_counter() - started)
+    """Produce the synthetic history to ``topic`` (batched, lz4, event times); return events/s."""
+    return produce_events(
+        bootstrap,
+        topic,
+        synthetic_history(count),
+        event_time=True,
+        flush_timeout=300,
+        progress_every=1_000_000,
+    )
 
 
 def run(quick: bool) -> list[Target]:

@@ -23,8 +23,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
+from bench.produce import produce_events
 from bench.report import Target, figure, percentile
 from devtools.kafka_process import bootstrap_or_local_broker
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
@@ -49,44 +49,14 @@ def bench_binding(i: int) -> AclBinding:
 
 def prefill(bootstrap: str, topic: str, count: int) -> float:
     """Produce ``count`` encoded AclCreated events fast (batched, lz4); return events/s."""
-    from confluent_kafka import Producer
-
-    from store.log import KafkaChangeLog
-
-    KafkaChangeLog(bootstrap, topic).close()  # the topic, created with the store's settings
-    producer = Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "acks": "all",
-            "linger.ms": 50,
-            "batch.size": 1_000_000,
-            "compression.type": "lz4",
-            "queue.buffering.max.messages": 1_000_000,
-            "queue.buffering.max.kbytes": 1_048_576,
-        }
+    return produce_events(
+        bootstrap,
+        topic,
+        (
+            AclCreated(binding=bench_binding(i), actor="User:bench", request_id="b", time_ms=i)
+            for i in range(count)
+        ),
     )
-    codec = codec_named("avro")
-    failures: list[str] = []
-
-    def delivered(err: Any, _msg: Any) -> None:
-        if err is not None:
-            failures.append(str(err))
-
-    started = time.perf_counter()
-    for i in range(count):
-        event = AclCreated(binding=bench_binding(i), actor="User:bench", request_id="b", time_ms=i)
-        while True:
-            try:
-                producer.produce(topic, codec.encode(event), event_key(event), partition=0,
-                                 on_delivery=delivered)  # fmt: skip
-                break
-            except BufferError:
-                producer.poll(0.05)
-        if i % 10_000 == 0:
-            producer.poll(0)
-    if producer.flush(120) or failures:
-        raise RuntimeError(f"prefill failed: {len(producer)} unsent, errors {failures[:3]}")
-    return count / (time.perf_counter() - started)
 
 
 # --- child processes: the replica alone in its process --------------------------------------

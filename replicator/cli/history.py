@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from replicator.cli.common import add_client_options, store_client
 from replicator.cli.output import failed_results
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 DEFAULT_MASTER = "local[2]"
 DEFAULT_TOPIC = "aclstore-acls"
 FORMATS = ("table", "json", "csv")
+E = TypeVar("E", ResourceType, AclOperation)
 
 
 # --- argument types: a bad value is one line naming it, exit 2 (argparse's error path) ---------
@@ -59,20 +60,21 @@ def offset_arg(text: str) -> int:
     return value
 
 
-def resource_type_arg(text: str) -> ResourceType:
-    value = ResourceType.parse(text)
-    if value.is_unknown or value is ResourceType.ANY:
-        known = ", ".join(t.name for t in ResourceType if t not in (ResourceType.UNKNOWN, ResourceType.ANY))
-        raise argparse.ArgumentTypeError(f"unknown resource type {text!r}; use one of {known}")
+def _specific(enum_type: type[E], what: str, text: str) -> E:
+    """A named member of a Kafka enum: neither UNKNOWN nor ANY (a question names one value)."""
+    value = enum_type.parse(text)
+    if value.is_unknown or value.name == "ANY":
+        known = ", ".join(m.name for m in enum_type if m.name not in ("UNKNOWN", "ANY"))
+        raise argparse.ArgumentTypeError(f"unknown {what} {text!r}; use one of {known}")
     return value
+
+
+def resource_type_arg(text: str) -> ResourceType:
+    return _specific(ResourceType, "resource type", text)
 
 
 def operation_arg(text: str) -> AclOperation:
-    value = AclOperation.parse(text)
-    if value.is_unknown or value is AclOperation.ANY:
-        known = ", ".join(o.name for o in AclOperation if o not in (AclOperation.UNKNOWN, AclOperation.ANY))
-        raise argparse.ArgumentTypeError(f"unknown operation {text!r}; use one of {known}")
-    return value
+    return _specific(AclOperation, "operation", text)
 
 
 def principal_arg(text: str) -> str:
