@@ -1,6 +1,6 @@
 """The read side of aclstore: replicas of the ACL store next to each broker, and their API.
 
-* The **replica**: a RocksDB index tailing the change log (:mod:`replicator.rocksdb_index`,
+* The **replica**: a RocksDB index tailing the change log (:mod:`replicator.index`,
   :mod:`replicator.tailer`, :mod:`replicator.replica`, errors in :mod:`replicator.errors`),
   answering Kafka's authorize questions from its own state.
 * :mod:`replicator.contract`: the sidecar API's request and answer shapes, the audit event and

@@ -37,7 +37,7 @@ from replicator.errors import (
     ReplicaError,
     ReplicaStoppedError,
 )
-from replicator.rocksdb_index import AclIndex, IndexPosition, IndexView, SkipRecord, StopRecord
+from replicator.index import AclIndex, IndexPosition, IndexView, SkipRecord, StopRecord
 from replicator.tailer import Tailer, TailerSettings
 from store.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
 from store.authorizer import (

@@ -3,13 +3,13 @@
 Each step reads up to ``batch_records`` records through the store's one fold
 (:mod:`store.fold`, and its fast path :mod:`store.fold_fast` for plain ACL events), and
 commits the resulting index changes together with the new applied offset in one RocksDB
-``WriteBatch`` (:mod:`replicator.rocksdb_index`).  Before the first step,
+``WriteBatch`` (:mod:`replicator.index`).  Before the first step,
 :meth:`Tailer.check_start` compares the stored offset with the log's watermarks
 (quix-streams' ``state/recovery.py`` does the same check but corrects the offset with a
 warning; we refuse and tell the operator to rebuild, because a replica ahead of its log or
 missing records would answer from a state no log position describes).
 
-A record the replica cannot apply stops it there (:class:`replicator.rocksdb_index.StopRecord`):
+A record the replica cannot apply stops it there (:class:`replicator.index.StopRecord`):
 everything before it is committed, nothing after it is applied.  Which records stop it:
 
 * undecodable values and malformed keys (``store.codec.UndecodableRecordError``);
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from replicator.encoding import encode_fields
 from replicator.errors import StoredOffsetOutOfRangeError
-from replicator.rocksdb_index import (
+from replicator.index import (
     AclIndex,
     IndexBatch,
     IndexPosition,

@@ -9,7 +9,7 @@ through ``matching_acls`` / ``acls_for_principal``.
 
 * :class:`~store.authorizer.memory_index.InMemoryAclIndex` (the admin's state, tests) returns
   itself: the fast path.
-* The replica's RocksDB view (``replicator.rocksdb_index.IndexView``) returns None: the generic
+* The replica's RocksDB view (``replicator.index.IndexView``) returns None: the generic
   path.  Its bindings live on disk so that a replica's memory does not grow with the ACL
   set; the tables are an in-memory structure of every binding, so offering them would mean
   keeping the whole set in memory again.  It answers ``matching_acls`` from an LRU cache

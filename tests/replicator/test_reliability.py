@@ -34,8 +34,8 @@ from replica_support import (
 )
 
 from devtools.kafka_process import LocalKafka
+from replicator.index import AclIndex
 from replicator.replica import Replica, ReplicaSettings
-from replicator.rocksdb_index import AclIndex
 from store.acl import (
     AclBinding,
     AclBindingFilter,

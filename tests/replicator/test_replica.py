@@ -27,7 +27,7 @@ from replica_support import (
     wait_until,
 )
 
-from replicator.encoding import encode_fields
+from replicator.encoding import encode_binding, encode_fields
 from replicator.errors import (
     ConsistencyTimeoutError,
     ReplicaStoppedError,
@@ -35,7 +35,6 @@ from replicator.errors import (
     StoredOffsetOutOfRangeError,
 )
 from replicator.replica import Replica, ReplicaSettings
-from replicator.rocksdb_index import encode_binding
 from store.acl import (
     ANY_FILTER,
     AclBinding,

@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replicator.encoding import decode_binding, encode_binding
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
-from replicator.rocksdb_index import AclIndex, StopRecord, decode_binding, encode_binding
+from replicator.index import AclIndex, StopRecord
 from store.acl import (
     AclBinding,
     AclBindingFilter,

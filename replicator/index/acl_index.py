@@ -1,0 +1,328 @@
+"""The replica's RocksDB index: opening it, its state, and committing batches to it.
+
+One column family ``acl`` holds the bindings in the three tables of
+:mod:`replicator.encoding`; ``meta`` holds the index's own state (:mod:`.meta`).  Writes go
+through :class:`~replicator.index.batch.IndexBatch`, reads through
+:class:`~replicator.index.view.IndexView`; answers of ``matching_acls`` are cached in a
+:class:`~replicator.index.cache.MatchCache` that commits keep exact.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from rocksdict import BlockBasedOptions, ColumnFamily, Options, Rdict, WriteBatch, WriteOptions
+
+from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
+from replicator.index import meta
+from replicator.index.batch import IndexBatch
+from replicator.index.cache import CacheKey, MatchCache
+from replicator.index.progress import Progress
+from replicator.index.records import (
+    IndexCounters,
+    IndexPosition,
+    LogAnchor,
+    SkipRecord,
+    StopRecord,
+)
+from replicator.index.view import IndexView
+from store.acl import AclBinding
+
+_ACL_CF = "acl"
+_META_CF = "meta"
+
+
+@dataclass(frozen=True, slots=True)
+class Tables:
+    """The open column families: ``acl`` (for reads and its handle for writes) and ``meta``."""
+
+    acl: Rdict
+    acl_cf: ColumnFamily
+    meta: Rdict
+    meta_cf: ColumnFamily
+
+
+class AclIndex:
+    """The RocksDB index of one replica (rocksdict, raw bytes mode).
+
+    ``reader_version`` is the newest event format this replica understands; an index built
+    by a newer reader, or one that ignored too-new events under an older reader, must be
+    rebuilt (:class:`IndexRebuildRequiredError`).  Writes go through :meth:`batch`; reads
+    through :meth:`view`, a consistent read paired with the position it reflects.
+    ``cache_size`` bounds the in-memory cache of ``matching_acls`` results; the cache is
+    emptied by every batch that changes a binding, so it never serves a stale answer.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        reader_version: int,
+        cache_size: int = 4096,
+        sync_writes: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.reader_version = reader_version
+        self._db = _open(self.path)
+        self.tables = Tables(
+            acl=self._db.get_column_family(_ACL_CF),
+            acl_cf=self._db.get_column_family_handle(_ACL_CF),
+            meta=self._db.get_column_family(_META_CF),
+            meta_cf=self._db.get_column_family_handle(_META_CF),
+        )
+        self._write_opt = WriteOptions()
+        self._write_opt.sync = sync_writes
+        self._cache = MatchCache(cache_size)
+        try:
+            stored = self._load_meta()
+        except BaseException:
+            self._close_db()
+            raise
+        self._progress = Progress(stored.position, stored.stopped)
+        self._counters = stored.counters
+        self._anchor = stored.anchor
+        self._config = stored.config
+        self._lengths = stored.lengths
+        self._prefix_lengths = meta.freeze_lengths(stored.lengths)
+        self._skips = stored.skips
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def _load_meta(self) -> meta.StoredMeta:
+        stored = meta.decode_meta(self._read_meta())
+        if stored.layout is None:
+            probe = self.tables.acl.iter()
+            probe.seek_to_first()
+            if probe.valid():
+                raise IndexRebuildRequiredError(
+                    f"the index in {self.path} has bindings but no layout version; delete the "
+                    "directory so the replica rebuilds it from the compacted log"
+                )
+            del probe
+            wb = WriteBatch(raw_mode=True)
+            meta.put_fresh(wb, self.tables.meta_cf, reader_version=self.reader_version)
+            self._db.write(wb, self._write_opt)
+            stored = meta.decode_meta(self._read_meta())
+        elif stored.layout != meta.INDEX_LAYOUT_VERSION:
+            raise IndexRebuildRequiredError(
+                f"the index in {self.path} uses key layout {stored.layout}, this aclstore "
+                f"reads layout {meta.INDEX_LAYOUT_VERSION}; delete the directory to rebuild it "
+                "from the compacted log"
+            )
+        self._check_reader_version(stored)
+        return stored
+
+    def _read_meta(self) -> dict[bytes, bytes]:
+        return cast(dict[bytes, bytes], dict(self.tables.meta.items()))  # raw mode: bytes only
+
+    def _check_reader_version(self, stored_meta: meta.StoredMeta) -> None:
+        stored = self.reader_version if stored_meta.reader is None else stored_meta.reader
+        ignored = stored_meta.counters.ignored_events
+        if stored > self.reader_version:
+            raise IndexRebuildRequiredError(
+                f"the index in {self.path} was built by a replica reading event format "
+                f"v{stored}; this one reads up to v{self.reader_version} and cannot trust it. "
+                "Delete the directory to rebuild it from the compacted log, or run the newer "
+                "aclstore"
+            )
+        if stored < self.reader_version and ignored:
+            raise IndexRebuildRequiredError(
+                f"the index in {self.path} ignored {ignored} event(s) "
+                f"that needed a format newer than v{stored}; this replica reads "
+                f"v{self.reader_version} and must apply them: delete the directory to rebuild "
+                "it from the compacted log"
+            )
+        if stored != self.reader_version:
+            self.tables.meta.put(meta.M_READER, meta.pack_i64(self.reader_version))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def position(self) -> IndexPosition:
+        return self._progress.position
+
+    @property
+    def counters(self) -> IndexCounters:
+        return self._counters
+
+    @property
+    def anchor(self) -> LogAnchor | None:
+        """The last log record the index applied (offset, timestamp, key), if any."""
+        return self._anchor
+
+    @property
+    def stopped(self) -> StopRecord | None:
+        return self._progress.stopped
+
+    @property
+    def config(self) -> Mapping[str, str]:
+        """The authorizer settings (``ConfigAltered`` values) as of the applied offset."""
+        return dict(self._config)
+
+    @property
+    def prefix_length_counts(self) -> Mapping[tuple[int, int], int]:
+        """How many PREFIXED bindings exist per (resource type code, prefix length)."""
+        return self._lengths
+
+    def skips(self) -> list[SkipRecord]:
+        """Every operator skip this index has recorded, oldest offset first."""
+        return list(self._skips)
+
+    def view(self) -> IndexView:
+        """A consistent read view: an iterator and the position and settings it reflects.
+
+        A RocksDB iterator reads from an implicit snapshot taken when it is created; creating
+        it under the lock that commits hold ties that snapshot to the applied position.
+        (rocksdict's explicit ``Snapshot.iter`` does not honour its snapshot, hence this.)
+        """
+        with self._progress.cond:
+            self._check_open()
+            return IndexView(
+                self,
+                iterator=self.tables.acl.iter(),
+                position=self._progress.position,
+                config=dict(self._config),
+                generation=self._cache.generation,
+                prefix_lengths=self._prefix_lengths,
+            )
+
+    def wait_applied(self, offset: int, timeout: float) -> IndexPosition:
+        """Wait up to ``timeout`` s until ``offset`` is applied; returns the position reached.
+
+        Returns early when the index is stopped at or before ``offset`` (it cannot get there
+        without an operator) or closed.
+        """
+        return self._progress.wait_applied(offset, timeout)
+
+    def notify_waiters(self) -> None:
+        """Wake :meth:`wait_applied` callers (e.g. because the replica stopped or closed)."""
+        self._progress.notify()
+
+    # -- the cache of matching_acls answers (views call these) -------------------------------
+
+    def cached_match(self, generation: int, key: CacheKey) -> tuple[AclBinding, ...] | None:
+        with self._progress.cond:
+            return self._cache.get(generation, key)
+
+    def remember_match(self, generation: int, key: CacheKey, value: tuple[AclBinding, ...]) -> None:
+        with self._progress.cond:
+            self._cache.put(generation, key, value)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def batch(self) -> IndexBatch:
+        """Start a batch of changes that commits atomically with its log position."""
+        self._check_open()
+        return IndexBatch(self)
+
+    def record_stop(self, stop: StopRecord) -> None:
+        """Persist where the replica stopped (the applied offset stays where it is)."""
+        wb = WriteBatch(raw_mode=True)
+        meta.put_stop(wb, self.tables.meta_cf, stop)
+        with self._progress.cond:
+            self._check_open()
+            self._db.write(wb, self._write_opt)
+            self._progress.stopped = stop
+            self._progress.cond.notify_all()
+
+    def record_skip(self, offset: int, *, reason: str, actor: str) -> SkipRecord:
+        """Record an operator's decision to skip the record the replica stopped at.
+
+        The skip moves the applied offset past ``offset`` in the same batch that records it,
+        so the record is never applied and the decision is kept in the index's metadata.
+        """
+        stopped = self._progress.stopped
+        if stopped is None or stopped.offset != offset:
+            where = "is not stopped" if stopped is None else f"stopped at {stopped.offset}"
+            raise SkipRefusedError(
+                f"cannot skip offset {offset}: the replica {where}; a skip must name the "
+                "offset the replica reports it stopped at"
+            )
+        if not reason.strip() or not actor.strip():
+            raise SkipRefusedError("a skip needs a non-empty reason and actor, for the record")
+        skip = SkipRecord(
+            offset=offset,
+            reason=reason,
+            actor=actor,
+            stop_reason=stopped.reason,
+            recorded_ms=int(time.time() * 1000),
+        )
+        batch = self.batch()
+        batch.skip(skip)
+        batch.commit(offset=offset, timestamp_ms=self._progress.position.timestamp_ms)
+        return skip
+
+    def commit_batch(
+        self, batch: IndexBatch, wb: WriteBatch, position: IndexPosition, anchor: LogAnchor | None
+    ) -> None:
+        """Write ``wb`` and publish what it changed (called by :meth:`IndexBatch.commit`)."""
+        progress = self._progress
+        with progress.cond:
+            self._check_open()
+            self._db.write(wb, self._write_opt)
+            progress.position = position
+            if anchor is not None:
+                self._anchor = anchor
+            if batch.changed_bindings:
+                self._cache.advance()
+                for key, delta in batch.length_deltas.items():
+                    self._lengths[key] = self._lengths.get(key, 0) + delta
+                self._prefix_lengths = meta.freeze_lengths(self._lengths)
+            self._config.update(batch.config_set)
+            for removed in batch.config_removed:
+                self._config.pop(removed, None)
+            if batch.skip_record is not None:
+                self._skips.append(batch.skip_record)
+            self._counters = batch.counters
+            progress.stopped = None
+            progress.cond.notify_all()
+
+    def _check_open(self) -> None:
+        if self._progress.closed:
+            raise IndexOpenError(f"the index in {self.path} is closed")
+
+    def close(self) -> None:
+        with self._progress.cond:
+            if self._progress.closed:
+                return
+            self._progress.closed = True
+            self._cache.clear()
+            self._progress.cond.notify_all()
+            self._close_db()
+
+    def _close_db(self) -> None:
+        # RocksDB keeps its LOCK while any column family handle, snapshot or iterator lives,
+        # so drop ours before closing (views and batches must not outlive the index).
+        del self.tables
+        self._db.close()
+        gc.collect()
+
+
+def _open(path: Path) -> Rdict:
+    def options() -> Options:
+        opts = Options(raw_mode=True)
+        opts.create_if_missing(True)
+        opts.create_missing_column_families(True)
+        table = BlockBasedOptions()
+        table.set_bloom_filter(10, False)  # the R-table point lookups of deletes and bootstrap
+        opts.set_block_based_table_factory(table)
+        return opts
+
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        return Rdict(
+            str(path),
+            options=options(),
+            column_families={_ACL_CF: options(), _META_CF: options()},
+        )
+    except Exception as exc:  # rocksdict raises plain Exception with RocksDB's status text
+        raise IndexOpenError(
+            f"cannot open the RocksDB index in {path}: {exc}. If another replica process uses "
+            "this directory stop it; if the directory is damaged delete it so the replica "
+            "rebuilds from the compacted log"
+        ) from exc

@@ -1,0 +1,168 @@
+"""The ``meta`` column family: the index's own state, stored beside the bindings.
+
+It holds the applied log offset and that record's log timestamp, the key layout and reader
+format versions, the counters, the authorizer settings as of the applied offset, the stop
+record, the operator's skips and, per (resource type, name length), how many PREFIXED
+bindings exist (so that authorize seeks only prefixes of lengths in use).  This module
+names those keys and turns them into :class:`StoredMeta` and back; the index decides when
+to write them (always in the same ``WriteBatch`` as the change they describe).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+from rocksdict import ColumnFamily, WriteBatch
+
+from replicator.index.records import IndexCounters, IndexPosition, LogAnchor, SkipRecord, StopRecord
+
+INDEX_LAYOUT_VERSION = 1
+"""Version of the key layout (:mod:`replicator.encoding`); another layout is rebuilt."""
+
+_I64 = struct.Struct(">q")
+_LEN = struct.Struct(">BI")  # resource type code, name length (the prefix-length counters)
+
+M_OFFSET = b"applied_offset"
+M_TIMESTAMP = b"applied_timestamp_ms"
+M_LAYOUT = b"layout_version"
+M_READER = b"reader_version"
+_M_BINDINGS = b"bindings"
+_M_IGNORED = b"ignored_events"
+_M_SKIPPED = b"skipped_records"
+_M_STOPPED = b"stopped"
+_M_ANCHOR = b"anchor"
+_M_CONFIG = b"config/"
+_M_PREFIX_LEN = b"plen/"
+_M_SKIP = b"skip/"
+
+PrefixLengths = dict[tuple[int, int], int]
+"""(resource type code, prefix length in characters) -> how many PREFIXED bindings have it."""
+
+
+def pack_i64(value: int) -> bytes:
+    return _I64.pack(value)
+
+
+def unpack_i64(value: bytes | None, default: int) -> int:
+    return default if value is None else int(_I64.unpack(value)[0])
+
+
+@dataclass(slots=True, kw_only=True)
+class StoredMeta:
+    """Everything the ``meta`` column family says, decoded."""
+
+    layout: int | None
+    reader: int | None
+    position: IndexPosition
+    counters: IndexCounters
+    anchor: LogAnchor | None
+    stopped: StopRecord | None
+    config: dict[str, str]
+    lengths: PrefixLengths
+    skips: list[SkipRecord]
+
+
+def decode_meta(meta: Mapping[bytes, bytes]) -> StoredMeta:
+    layout = meta.get(M_LAYOUT)
+    reader = meta.get(M_READER)
+    anchor = meta.get(_M_ANCHOR)
+    stopped = meta.get(_M_STOPPED)
+    lengths: PrefixLengths = {}
+    config: dict[str, str] = {}
+    skips: list[SkipRecord] = []
+    for key, value in sorted(meta.items()):
+        if key.startswith(_M_PREFIX_LEN):
+            lengths[_LEN.unpack(key[len(_M_PREFIX_LEN) :])] = unpack_i64(value, 0)
+        elif key.startswith(_M_CONFIG):
+            config[key[len(_M_CONFIG) :].decode()] = value.decode()
+        elif key.startswith(_M_SKIP):
+            skips.append(SkipRecord(**json.loads(value)))
+    return StoredMeta(
+        layout=None if layout is None else unpack_i64(layout, 0),
+        reader=None if reader is None else unpack_i64(reader, 0),
+        position=IndexPosition(
+            offset=unpack_i64(meta.get(M_OFFSET), -1),
+            timestamp_ms=unpack_i64(meta.get(M_TIMESTAMP), -1),
+        ),
+        counters=IndexCounters(
+            bindings=unpack_i64(meta.get(_M_BINDINGS), 0),
+            ignored_events=unpack_i64(meta.get(_M_IGNORED), 0),
+            skipped_records=unpack_i64(meta.get(_M_SKIPPED), 0),
+        ),
+        anchor=(
+            None
+            if anchor is None
+            else LogAnchor(
+                offset=unpack_i64(anchor[:8], -1),
+                timestamp_ms=unpack_i64(anchor[8:16], -1),
+                key=anchor[16:],
+            )
+        ),
+        stopped=StopRecord(**json.loads(stopped)) if stopped else None,
+        config=config,
+        lengths=lengths,
+        skips=skips,
+    )
+
+
+def freeze_lengths(lengths: Mapping[tuple[int, int], int]) -> dict[int, tuple[int, ...]]:
+    """Per resource type, the prefix lengths in use, ascending (what authorize seeks)."""
+    by_type: dict[int, list[int]] = {}
+    for (resource_type, length), count in lengths.items():
+        if count > 0:
+            by_type.setdefault(resource_type, []).append(length)
+    return {rt: tuple(sorted(ls)) for rt, ls in by_type.items()}
+
+
+def put_fresh(wb: WriteBatch, cf: ColumnFamily, *, reader_version: int) -> None:
+    """The metadata of an empty index of this layout."""
+    wb.put(M_LAYOUT, pack_i64(INDEX_LAYOUT_VERSION), cf)
+    wb.put(M_READER, pack_i64(reader_version), cf)
+    wb.put(M_OFFSET, pack_i64(-1), cf)
+
+
+def put_config(wb: WriteBatch, cf: ColumnFamily, key: str, value: str | None) -> None:
+    """Set (or, with None, remove) one authorizer setting."""
+    meta_key = _M_CONFIG + key.encode()
+    if value is None:
+        wb.delete(meta_key, cf)
+    else:
+        wb.put(meta_key, value.encode(), cf)
+
+
+def put_skip(wb: WriteBatch, cf: ColumnFamily, record: SkipRecord) -> None:
+    wb.put(_M_SKIP + pack_i64(record.offset), json.dumps(asdict(record)).encode(), cf)
+
+
+def put_stop(wb: WriteBatch, cf: ColumnFamily, stop: StopRecord) -> None:
+    wb.put(_M_STOPPED, json.dumps(asdict(stop)).encode(), cf)
+
+
+def put_prefix_length(wb: WriteBatch, cf: ColumnFamily, key: tuple[int, int], total: int) -> None:
+    meta_key = _M_PREFIX_LEN + _LEN.pack(*key)
+    if total > 0:
+        wb.put(meta_key, pack_i64(total), cf)
+    else:
+        wb.delete(meta_key, cf)
+
+
+def put_position(
+    wb: WriteBatch,
+    cf: ColumnFamily,
+    position: IndexPosition,
+    counters: IndexCounters,
+    anchor: LogAnchor | None,
+) -> None:
+    """The applied position and counters of a commit; clears any stop record."""
+    wb.put(M_OFFSET, pack_i64(position.offset), cf)
+    wb.put(M_TIMESTAMP, pack_i64(position.timestamp_ms), cf)
+    wb.put(_M_BINDINGS, pack_i64(counters.bindings), cf)
+    wb.put(_M_IGNORED, pack_i64(counters.ignored_events), cf)
+    wb.put(_M_SKIPPED, pack_i64(counters.skipped_records), cf)
+    wb.delete(_M_STOPPED, cf)
+    if anchor is not None:
+        packed = pack_i64(anchor.offset) + pack_i64(anchor.timestamp_ms) + anchor.key
+        wb.put(_M_ANCHOR, packed, cf)
