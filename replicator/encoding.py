@@ -111,6 +111,12 @@ def principal_key(enc: bytes) -> bytes:
     return BY_PRINCIPAL + enc[pos : pos + 4 + size] + enc[0:1] + enc
 
 
+def pattern_of(enc: bytes) -> tuple[int, int, str]:
+    """(resource type code, pattern type code, name) of the binding encoded as ``enc``."""
+    name, _ = _readlp(enc, 2)
+    return enc[0], enc[1], name
+
+
 def prefixed_name_length(enc: bytes) -> tuple[int, int] | None:
     """(resource type, name length in characters) of a PREFIXED binding, else None."""
     if enc[1] != PREFIXED:

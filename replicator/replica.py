@@ -37,7 +37,7 @@ from replicator.errors import (
     ReplicaError,
     ReplicaStoppedError,
 )
-from replicator.index import AclIndex, IndexPosition, IndexView, SkipRecord, StopRecord
+from replicator.index import AclIndex, CacheFigures, IndexPosition, IndexView, SkipRecord, StopRecord
 from replicator.tailer import Tailer, TailerSettings
 from store.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
 from store.authorizer import (
@@ -140,6 +140,7 @@ class ReplicaStatus:
     skipped_records: int
     reader_version: int
     too_new_events: str
+    cache: CacheFigures
 
 
 class Replica:
@@ -277,6 +278,7 @@ class Replica:
             skipped_records=counters.skipped_records,
             reader_version=self.settings.reader_version,
             too_new_events=self.settings.too_new_events.value,
+            cache=self.index.cache_figures(),
         )
 
     def wait_until_ready(self, timeout: float) -> bool:

@@ -16,6 +16,7 @@ again from the log.
 
 from replicator.index.acl_index import AclIndex
 from replicator.index.batch import IndexBatch
+from replicator.index.cache import CacheFigures
 from replicator.index.meta import INDEX_LAYOUT_VERSION
 from replicator.index.records import (
     IndexCounters,
@@ -29,6 +30,7 @@ from replicator.index.view import IndexView
 __all__ = [
     "INDEX_LAYOUT_VERSION",
     "AclIndex",
+    "CacheFigures",
     "IndexBatch",
     "IndexCounters",
     "IndexPosition",

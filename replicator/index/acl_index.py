@@ -21,7 +21,7 @@ from rocksdict import BlockBasedOptions, ColumnFamily, Options, Rdict, WriteBatc
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
 from replicator.index import meta
 from replicator.index.batch import IndexBatch
-from replicator.index.cache import CacheKey, MatchCache
+from replicator.index.cache import CacheFigures, CacheKey, MatchCache
 from replicator.index.progress import Progress
 from replicator.index.records import (
     IndexCounters,
@@ -54,8 +54,8 @@ class AclIndex:
     by a newer reader, or one that ignored too-new events under an older reader, must be
     rebuilt (:class:`IndexRebuildRequiredError`).  Writes go through :meth:`batch`; reads
     through :meth:`view`, a consistent read paired with the position it reflects.
-    ``cache_size`` bounds the in-memory cache of ``matching_acls`` results; the cache is
-    emptied by every batch that changes a binding, so it never serves a stale answer.
+    ``cache_size`` bounds the in-memory cache of ``matching_acls`` results; every batch that
+    changes a binding drops the answers it can affect, so it never serves a stale one.
     """
 
     def __init__(
@@ -209,6 +209,10 @@ class AclIndex:
         with self._progress.cond:
             return self._cache.get(generation, key)
 
+    def cache_figures(self) -> CacheFigures:
+        with self._progress.cond:
+            return self._cache.figures()
+
     def remember_match(self, generation: int, key: CacheKey, value: tuple[AclBinding, ...]) -> None:
         with self._progress.cond:
             self._cache.put(generation, key, value)
@@ -269,7 +273,7 @@ class AclIndex:
             if anchor is not None:
                 self._anchor = anchor
             if batch.changed_bindings:
-                self._cache.advance()
+                self._cache.advance(batch.changed_patterns)
                 for key, delta in batch.length_deltas.items():
                     self._lengths[key] = self._lengths.get(key, 0) + delta
                 self._prefix_lengths = meta.freeze_lengths(self._lengths)

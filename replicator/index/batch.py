@@ -13,12 +13,17 @@ from replicator.encoding import (
     BY_LOG_KEY,
     BY_PATTERN,
     encode_binding,
+    pattern_of,
     prefixed_name_length,
     principal_key,
 )
 from replicator.index import meta
+from replicator.index.cache import Pattern
 from replicator.index.records import IndexCounters, IndexPosition, LogAnchor, SkipRecord
 from store.acl import AclBinding
+
+_LISTED_PATTERNS = 256
+"""Beyond this many changed patterns in one batch the cache is emptied instead of sifted."""
 
 if TYPE_CHECKING:
     from replicator.index.acl_index import AclIndex
@@ -40,6 +45,7 @@ class IndexBatch:
         self.config_set: dict[str, str] = {}
         self.config_removed: set[str] = set()
         self.changed_bindings = False
+        self.changed_patterns: set[Pattern] | None = set()
         self.skip_record: SkipRecord | None = None
         counters = index.counters
         self._bindings = counters.bindings
@@ -80,7 +86,7 @@ class IndexBatch:
         self._count_length(enc, +1)
         self._bindings += 1
         self._current[log_key] = enc
-        self.changed_bindings = True
+        self._changed(enc)
 
     def remove(self, log_key: bytes) -> None:
         """Remove whatever binding lives under ``log_key`` (a delete event or a tombstone)."""
@@ -96,7 +102,16 @@ class IndexBatch:
         self._wb.delete(principal_key(enc), cf)
         self._count_length(enc, -1)
         self._bindings -= 1
+        self._changed(enc)
+
+    def _changed(self, enc: bytes) -> None:
         self.changed_bindings = True
+        patterns = self.changed_patterns
+        if patterns is not None:
+            if len(patterns) >= _LISTED_PATTERNS:
+                self.changed_patterns = None  # a bootstrap-sized batch: the cache is emptied
+            else:
+                patterns.add(pattern_of(enc))
 
     def _count_length(self, enc: bytes, delta: int) -> None:
         key = prefixed_name_length(enc)

@@ -38,6 +38,10 @@ class ReplicaFigures:
     bindings: int
     ignored_events: int
     skipped_records: int
+    cache_entries: int
+    cache_hits: int
+    cache_misses: int
+    cache_invalidated: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,22 @@ def _replica_metrics(f: ReplicaFigures) -> Iterator[Metric]:
         "aclstore_replica_skipped_records",
         "Records skipped by an operator",
         value=f.skipped_records,
+    )
+    yield _gauge(
+        "aclstore_replica_cache_entries", "Resources whose matching ACLs are cached", f.cache_entries
+    )
+    yield CounterMetricFamily(
+        "aclstore_replica_cache_hits", "Lookups of matching ACLs the cache answered", f.cache_hits
+    )
+    yield CounterMetricFamily(
+        "aclstore_replica_cache_misses",
+        "Lookups of matching ACLs read from RocksDB (not cached, or cached after the view)",
+        value=f.cache_misses,
+    )
+    yield CounterMetricFamily(
+        "aclstore_replica_cache_invalidated",
+        "Cached answers dropped because a change applied to their resource",
+        value=f.cache_invalidated,
     )
 
 

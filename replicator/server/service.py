@@ -116,6 +116,10 @@ def replica_figures(status: ReplicaStatus) -> ReplicaFigures:
         bindings=status.bindings,
         ignored_events=status.ignored_events,
         skipped_records=status.skipped_records,
+        cache_entries=status.cache.size,
+        cache_hits=status.cache.hits,
+        cache_misses=status.cache.misses,
+        cache_invalidated=status.cache.evicted_by_changes,
     )
 
 

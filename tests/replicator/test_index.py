@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from replicator.encoding import decode_binding, encode_binding
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
-from replicator.index import AclIndex, StopRecord
+from replicator.index import AclIndex, IndexView, StopRecord
 from store.acl import (
     AclBinding,
     AclBindingFilter,
@@ -327,3 +327,97 @@ def test_reader_version_mismatches_require_a_rebuild(tmp_path: Path) -> None:
 def test_a_second_opener_gets_a_typed_error(index: AclIndex) -> None:
     with pytest.raises(IndexOpenError, match="another replica process"):
         AclIndex(index.path, reader_version=3)
+
+
+def _applies(binding: AclBinding, resource_type: ResourceType, name: str) -> bool:
+    """Kafka's pattern match, written out: the literal name, the literal ``*``, a prefix."""
+    if binding.resource_type is not resource_type:
+        return False
+    if binding.pattern_type is PatternType.PREFIXED:
+        return name.startswith(binding.name)
+    return binding.name in (name, "*")
+
+
+def test_a_change_drops_only_the_cached_answers_it_can_affect(index: AclIndex) -> None:
+    def topic(name: str, pattern: PatternType = PatternType.LITERAL) -> AclBinding:
+        return AclBinding.of(
+            ResourceType.TOPIC, name, pattern, "User:a", "*", AclOperation.READ,
+            AclPermissionType.ALLOW,
+        )  # fmt: skip
+
+    def commit(offset: int, create: AclBinding) -> None:
+        batch = index.batch()
+        batch.create(log_key(create), create)
+        batch.commit(offset=offset, timestamp_ms=offset)
+
+    names = ["orders", "orders-eu", "payments", "pay"]
+    commit(0, topic("orders"))
+    for name in names:
+        index.view().matching_acls(ResourceType.TOPIC, name)  # cache every answer
+        index.view().matching_acls(ResourceType.GROUP, name)
+
+    def served_from_cache(name: str, rt: ResourceType = ResourceType.TOPIC) -> bool:
+        before = index.cache_figures().hits
+        index.view().matching_acls(rt, name)
+        return index.cache_figures().hits == before + 1
+
+    commit(1, topic("payments"))  # a literal: only "payments" is affected
+    assert [served_from_cache(n) for n in names] == [True, True, False, True]
+    commit(2, topic("orders-", PatternType.PREFIXED))  # a prefix: "orders-eu" only
+    assert [served_from_cache(n) for n in names] == [True, False, True, True]
+    commit(3, topic("*"))  # the wildcard: every topic, no group
+    assert [served_from_cache(n) for n in names] == [False] * 4
+    assert all(served_from_cache(n, ResourceType.GROUP) for n in names)
+    assert set(index.view().matching_acls(ResourceType.TOPIC, "orders-eu")) == {
+        topic("orders-", PatternType.PREFIXED),
+        topic("*"),
+    }
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_cached_answers_equal_a_replay_under_interleaved_changes(
+    tmp_path_factory: pytest.TempPathFactory, seed: int
+) -> None:
+    """Small batches of random changes over shared names, with queries between them from
+    the newest view and from views left behind: every answer (cached or read) equals the
+    bindings of the live set at that view's offset that apply to the resource."""
+    rng = random.Random(seed)
+    index = AclIndex(tmp_path_factory.mktemp("idx"), reader_version=3, cache_size=16)
+    try:
+        live: dict[bytes, AclBinding] = {}
+        states: dict[int, dict[bytes, AclBinding]] = {}
+        views: list[IndexView] = []
+        view: IndexView | None = None
+        offset = -1
+        for _ in range(30):
+            batch = index.batch()
+            for _ in range(rng.randint(1, 4)):
+                binding = random_binding(rng)
+                key = log_key(binding)
+                if rng.random() < 0.35 and live:
+                    key = rng.choice(sorted(live))
+                    batch.remove(key)
+                    live.pop(key)
+                else:
+                    batch.create(key, binding)
+                    live[key] = binding
+            offset += 1
+            batch.commit(offset=offset, timestamp_ms=offset)
+            states[offset] = dict(live)
+            views.append(index.view())
+            for _ in range(12):
+                view = rng.choice(views[-3:])
+                rt = rng.choice(RESOURCE_TYPES)
+                name = rng.choice(["a", "ab", "abc", "abd", "b", "ba", "é1", "topic-1", "*", ""])
+                expected = {
+                    b
+                    for b in states[view.position.offset].values()
+                    if _applies(b, rt, name)
+                }
+                assert set(view.matching_acls(rt, name)) == expected, (view.position, rt, name)
+        assert index.cache_figures().hits > 0
+    finally:
+        views.clear()
+        view = None  # no view may outlive the index
+        index.close()
