@@ -1,20 +1,38 @@
-"""Sidecar authorize over HTTP on loopback: latency of single decisions, decisions/s in batches.
+"""Sidecar authorize over HTTP on loopback: latency of single decisions, decisions/s in batches,
+with and without concurrent ACL changes, and at a million bindings with a cold cache.
 
-``python -m bench sidecar [--quick]``.  The node is ``aclstore serve`` on the embedded default
-in a child process pinned to ONE core (``sched_setaffinity``), with its defaults (audit on:
-denials always, 1% of allows).  It is loaded with generated bindings (literal, ``*`` and
-prefixed patterns, several principals), then asked from this process over one keep-alive
-HTTP/1.1 connection, with request bodies encoded beforehand so the client costs little.
+``python -m bench sidecar [--quick]``.  Each node is ``aclstore serve`` on the embedded default
+in a child process with its defaults (audit on: denials always, 1% of allows; a replica cache
+of 4,096 resources).  The node is NOT pinned to a core unless ``ACLSTORE_BENCH_PIN=1`` (on a
+shared machine a pinned node competes with whatever else runs on its CPU); decisions/s are
+divided by the node's measured CPU use when it exceeds one core, so the figures are "on one
+core" either way.  Nodes are loaded with generated bindings (literal, ``*`` and prefixed
+patterns, several principals, 5 % DENY) through the admin API, then asked from this process
+over one keep-alive HTTP/1.1 connection, with request bodies encoded beforehand.
 
-Figures: single-decision p50/p99 (ms, one action per request, one request at a time), and
-decisions/s with batches of 1, 10 and 100 actions per request.  TARGET lines: ``single_p99``
-(ms, <= 2) and ``decisions_batch100`` (decisions/s, >= 50000).
+Two nodes, in this order:
+
+1. **Warm**: 20,000 bindings (``--quick``: 2,000), requests about resources the principals have
+   ACLs for (most fit the cache).  Single-decision p50/p99 (ms, one action per request, one
+   request at a time); decisions/s with batches of 1, 10 and 100 actions; then batches of 100
+   without writes and, right after, while a separate process applies 100 changes/s through
+   the admin API (creates and deletes of literal and prefixed topic ACLs of the same
+   principals, each acknowledged by the log).  The cache hit rate of each phase is read from
+   the node's ``/metrics``.
+2. **Cold**: 1,000,000 bindings (``--quick``: 100,000), single decisions about names spread
+   over every granted topic, so that the cache cannot hold them; the hit rate is reported.
+
+TARGET lines: ``single_p99`` (ms, <= 2) and ``decisions_batch100`` (decisions/s, >= 50000) on
+the warm node; ``batch100_under_writes`` (decisions/s with 100 changes/s applied ÷ the same
+without, >= 0.8; the same ratio per node CPU-second is printed beside it); ``cold_p99`` (ms,
+single decisions at the cold node, <= 2).
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import multiprocessing
 import os
 import random
 import subprocess
@@ -203,59 +221,180 @@ def _throughput(
     return decided / elapsed, cores, denied / max(decided, 1)
 
 
-def run(quick: bool) -> list[Target]:
+def _cache_counts(client: _Client) -> tuple[float, float]:
+    """(hits, misses) of the node's replica cache, from its Prometheus text."""
+    client.conn.request("GET", "/metrics")
+    text = client.conn.getresponse().read().decode()
+    counts = {"hits": 0.0, "misses": 0.0}
+    for line in text.splitlines():
+        for kind in counts:
+            if line.startswith(f"aclstore_replica_cache_{kind}_total "):
+                counts[kind] = float(line.split()[1])
+    return counts["hits"], counts["misses"]
+
+
+def _hit_rate(client: _Client, before: tuple[float, float]) -> float:
+    hits, misses = _cache_counts(client)
+    looked_up = (hits - before[0]) + (misses - before[1])
+    return (hits - before[0]) / looked_up if looked_up else 0.0
+
+
+def _load(admin: _Client, bindings: list[dict[str, str]]) -> int:
+    """Create ``bindings`` through the admin API, 1,000 per request; the last offset."""
+    offset = -1
+    for start in range(0, len(bindings), 1000):
+        body = json.dumps({"bindings": bindings[start : start + 1000]}).encode()
+        answer: Any = json.loads(admin.post("/v1/acls", body))
+        offset = answer["offset"]
+    return offset
+
+
+def _write_changes(port: int, token: str, rate: float, stop: Any, applied: Any) -> None:
+    """Apply ``rate`` changes/s through the admin API until ``stop`` is set (a process of its
+    own, so that the client's interpreter does not slow the decisions it measures): creates
+    of topic ACLs (literal and prefixed, the workload's principals), each deleted again 50
+    changes later."""
+    client = _Client(port, token)
+    rng = random.Random(7)
+    live: list[dict[str, str]] = []
+    next_at = time.perf_counter()
+    while not stop.is_set():
+        if len(live) >= 50:
+            client.post("/v1/acls/delete", json.dumps({"filters": [live.pop(0)]}).encode())
+        else:
+            prefixed = rng.random() < 0.2
+            name = f"team-{rng.randrange(200)}-" if prefixed else f"topic-{rng.randrange(10**6)}"
+            binding = {
+                "resourceType": "TOPIC", "resourceName": name,
+                "patternType": "PREFIXED" if prefixed else "LITERAL",
+                "principal": rng.choice(PRINCIPALS), "host": "*", "operation": "WRITE",
+                "permissionType": "ALLOW",
+            }  # fmt: skip
+            client.post("/v1/acls", json.dumps({"bindings": [binding]}).encode())
+            live.append(binding)
+        with applied.get_lock():
+            applied.value += 1
+        next_at += 1.0 / rate
+        pause = next_at - time.perf_counter()
+        if pause > 0:
+            stop.wait(pause)
+
+
+def _warm(quick: bool, tmp: Path, rng: random.Random) -> list[Target]:
     acl_count = 2_000 if quick else 20_000
     singles = 3_000 if quick else 20_000
     seconds = 3.0 if quick else 10.0
-    rng = random.Random(42)
-    with tempfile.TemporaryDirectory(prefix="aclstore-bench-") as tmp:
-        server = _Server(Path(tmp) / "data")
-        try:
-            if server.cpu is not None:
-                _pin(0, 1)  # the client on another CPU
-            where = "unpinned" if server.cpu is None else f"node on CPU {server.cpu}"
-            print(f"sidecar bench: node {server.url} ({where}; ACLSTORE_BENCH_PIN=1 pins it)")
-            admin = _Client(server.port, server.token)
-            offset = -1
-            bindings = _bindings(acl_count, rng)
-            for start in range(0, len(bindings), 1000):
-                answer: Any = json.loads(
-                    admin.post(
-                        "/v1/acls",
-                        json.dumps({"bindings": bindings[start : start + 1000]}).encode(),
-                    )
-                )
-                offset = answer["offset"]
-            figure("bindings loaded", len(bindings), "bindings")
-            client = _Client(server.port)
-            # Warm up (and wait until the replica has applied every binding).
-            workload = _Workload(bindings, acl_count, rng)
-            for body in workload.bodies(10, 200, offset):
-                client.post("/v1/authorize", body)
+    (tmp / "warm").mkdir()
+    server = _Server(tmp / "warm" / "data")
+    try:
+        if server.cpu is not None:
+            _pin(0, 1)  # the client on another CPU
+        where = "unpinned" if server.cpu is None else f"node on CPU {server.cpu}"
+        print(f"sidecar bench, warm node: {server.url} ({where}; ACLSTORE_BENCH_PIN=1 pins it)")
+        admin = _Client(server.port, server.token)
+        bindings = _bindings(acl_count, rng)
+        offset = _load(admin, bindings)
+        figure("bindings loaded", len(bindings), "bindings")
+        client = _Client(server.port)
+        # Warm up (and wait until the replica has applied every binding).
+        workload = _Workload(bindings, acl_count, rng)
+        for body in workload.bodies(10, 200, offset):
+            client.post("/v1/authorize", body)
 
-            bodies = workload.bodies(1, 1000, offset)
-            latencies = []
-            for i in range(singles):
-                started = time.perf_counter()
-                client.post("/v1/authorize", bodies[i % len(bodies)])
-                latencies.append((time.perf_counter() - started) * 1000.0)
-            p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
-            figure("single decision p50", p50, "ms")
-            figure("single decision p99", p99, "ms")
-            rates = {}
-            node = psutil.Process(server.process.pid)
-            for batch in (1, 10, 100):
-                bodies = workload.bodies(batch, 300, offset)
-                rate, cores, denied = _throughput(client, node, bodies, batch, seconds)
-                # "On one core": never credit more than one core's worth of the node's CPU.
-                rates[batch] = rate / max(1.0, cores)
-                figure(
-                    f"decisions/s, batches of {batch} ({denied:.0%} denied)", rate, "decisions/s"
-                )
-                figure(f"  node CPU while serving batches of {batch}", cores, "cores")
+        bodies = workload.bodies(1, 1000, offset)
+        latencies = []
+        for i in range(singles):
+            started = time.perf_counter()
+            client.post("/v1/authorize", bodies[i % len(bodies)])
+            latencies.append((time.perf_counter() - started) * 1000.0)
+        p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
+        figure("single decision p50", p50, "ms")
+        figure("single decision p99", p99, "ms")
+        rates = {}
+        node = psutil.Process(server.process.pid)
+        for batch in (1, 10, 100):
+            bodies = workload.bodies(batch, 300, offset)
+            rate, cores, denied = _throughput(client, node, bodies, batch, seconds)
+            # "On one core": never credit more than one core's worth of the node's CPU.
+            rates[batch] = rate / max(1.0, cores)
+            figure(f"decisions/s, batches of {batch} ({denied:.0%} denied)", rate, "decisions/s")
+            figure(f"  node CPU while serving batches of {batch}", cores, "cores")
+
+        bodies = workload.bodies(100, 300, offset)
+        before = _cache_counts(client)
+        quiet, quiet_cores, _ = _throughput(client, node, bodies, 100, seconds)
+        figure("batches of 100, no writes", quiet, "decisions/s")
+        figure("  node CPU", quiet_cores, "cores")
+        figure("  cache hit rate", _hit_rate(client, before) * 100, "%")
+        stop, applied = multiprocessing.Event(), multiprocessing.Value("i", 0)
+        writer = multiprocessing.Process(
+            target=_write_changes, args=(server.port, server.token, 100.0, stop, applied)
+        )
+        writer.start()
+        try:
+            time.sleep(0.5)
+            before = _cache_counts(client)
+            applied_before = applied.value
+            busy, busy_cores, _ = _throughput(client, node, bodies, 100, seconds)
+            applied_during = applied.value - applied_before
         finally:
-            server.stop()
+            stop.set()
+            writer.join(timeout=30)
+        if writer.exitcode != 0:
+            raise RuntimeError(f"the concurrent writer failed (exit code {writer.exitcode})")
+        figure("batches of 100, 100 changes/s applied", busy, "decisions/s")
+        figure("  node CPU", busy_cores, "cores")
+        figure("  changes applied per second", applied_during / seconds, "changes/s")
+        figure("  cache hit rate", _hit_rate(client, before) * 100, "%")
+        under_writes = busy / quiet
+        # The same per node CPU-second: on a shared machine, other processes may take the
+        # node's CPU in one phase and not the other.
+        figure("  ratio per node CPU-second", (busy / busy_cores) / (quiet / quiet_cores), "")
+    finally:
+        server.stop()
     return [
         Target("single_p99", p99, "ms", 2.0, higher_is_better=False),
         Target("decisions_batch100", rates[100], "decisions/s", 50_000.0),
+        Target("batch100_under_writes", under_writes, "ratio", 0.8),
     ]
+
+
+def _cold(quick: bool, tmp: Path, rng: random.Random) -> list[Target]:
+    acl_count = 100_000 if quick else 1_000_000
+    singles = 3_000 if quick else 20_000
+    (tmp / "cold").mkdir()
+    server = _Server(tmp / "cold" / "data")
+    try:
+        print(f"sidecar bench, cold node: {server.url}")
+        admin = _Client(server.port, server.token)
+        bindings = _bindings(acl_count, rng)
+        started = time.perf_counter()
+        offset = _load(admin, bindings)
+        figure("bindings loaded", len(bindings), "bindings")
+        figure("  load time (admin API, 1,000 per request)", time.perf_counter() - started, "s")
+        client = _Client(server.port)
+        workload = _Workload(bindings, acl_count, rng)
+        client.post("/v1/authorize", workload.bodies(1, 1, offset)[0])  # applied everything
+        # Every body is a fresh draw over the principals' granted topics, which number in
+        # the tens (--quick) or hundreds of thousands, beyond the cache's 4,096 resources.
+        bodies = workload.bodies(1, singles, offset)
+        before = _cache_counts(client)
+        latencies = []
+        for body in bodies:
+            started = time.perf_counter()
+            client.post("/v1/authorize", body)
+            latencies.append((time.perf_counter() - started) * 1000.0)
+        hit_rate = _hit_rate(client, before)
+        p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
+        figure("cold single decision p50", p50, "ms")
+        figure("cold single decision p99", p99, "ms")
+        figure("  cache hit rate", hit_rate * 100, "%")
+    finally:
+        server.stop()
+    return [Target("cold_p99", p99, "ms", 2.0, higher_is_better=False)]
+
+
+def run(quick: bool) -> list[Target]:
+    rng = random.Random(42)
+    with tempfile.TemporaryDirectory(prefix="aclstore-bench-") as tmp:
+        return _warm(quick, Path(tmp), rng) + _cold(quick, Path(tmp), rng)
