@@ -16,6 +16,7 @@ Not thread-safe on its own: the index calls it under its lock.
 
 from __future__ import annotations
 
+import bisect
 from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ class MatchCache:
     def __init__(self, size: int) -> None:
         self._size = size
         self._entries: OrderedDict[CacheKey, tuple[int, tuple[AclBinding, ...]]] = OrderedDict()
+        # The cached names of each resource type, sorted: the names under a prefix are one run.
+        self._names: dict[int, list[str]] = {}
         self.generation = 0
         self._hits = 0
         self._misses = 0
@@ -62,50 +65,47 @@ class MatchCache:
     def put(self, generation: int, key: CacheKey, value: tuple[AclBinding, ...]) -> None:
         if self._size <= 0 or generation != self.generation:
             return
+        if key not in self._entries:
+            bisect.insort(self._names.setdefault(key[0], []), key[1])
         self._entries[key] = (generation, value)
         if len(self._entries) > self._size:
-            self._entries.popitem(last=False)
+            evicted, _ = self._entries.popitem(last=False)
+            self._unlist(evicted)
+
+    def _unlist(self, key: CacheKey) -> None:
+        names = self._names[key[0]]
+        del names[bisect.bisect_left(names, key[1])]
+
+    def _drop(self, keys: Collection[CacheKey]) -> None:
+        for key in keys:
+            if self._entries.pop(key, None) is not None:
+                self._unlist(key)
+                self._invalidated += 1
 
     def advance(self, changed: Collection[Pattern] | None) -> None:
         """A commit changed the bindings of ``changed`` patterns (None: too many to list)."""
         self.generation += 1
         if changed is None:
             self._invalidated += len(self._entries)
-            self._entries.clear()
+            self.clear()
             return
-        wildcard: set[int] = set()
-        literals: set[CacheKey] = set()
-        prefixes: dict[int, set[str]] = {}
+        doomed: set[CacheKey] = set()
         for resource_type, pattern_type, name in changed:
+            names = self._names.get(resource_type, [])
             if pattern_type == _LITERAL and name == WILDCARD_RESOURCE:
-                wildcard.add(resource_type)
+                doomed.update((resource_type, n) for n in names)
             elif pattern_type == _LITERAL:
-                literals.add((resource_type, name))
+                doomed.add((resource_type, name))
             elif pattern_type == _PREFIXED:
-                prefixes.setdefault(resource_type, set()).add(name)
-        if not wildcard and not prefixes:
-            for key in literals:
-                if self._entries.pop(key, None) is not None:
-                    self._invalidated += 1
-            return
-        lengths = {rt: sorted({len(p) for p in ps}) for rt, ps in prefixes.items()}
-        doomed = [
-            key
-            for key in self._entries
-            if key[0] in wildcard
-            or key in literals
-            or any(
-                key[1][:length] in prefixes[key[0]]
-                for length in lengths.get(key[0], ())
-                if length <= len(key[1])
-            )
-        ]
-        for key in doomed:
-            del self._entries[key]
-        self._invalidated += len(doomed)
+                at = bisect.bisect_left(names, name)
+                while at < len(names) and names[at].startswith(name):
+                    doomed.add((resource_type, names[at]))
+                    at += 1
+        self._drop(doomed)
 
     def clear(self) -> None:
         self._entries.clear()
+        self._names.clear()
 
     def figures(self) -> CacheFigures:
         return CacheFigures(
