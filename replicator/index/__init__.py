@@ -6,6 +6,7 @@
 * :mod:`.cache`: the bounded cache of ``matching_acls`` answers, kept exact by commits;
 * :mod:`.progress`: the applied offset and waiting for one ("at least as fresh as N");
 * :mod:`.meta`: the ``meta`` column family (offset, versions, counters, settings, skips);
+* :mod:`.tables`: the RocksDB database and its two column families, opened;
 * :mod:`.records`: the values the index reports.
 
 The key layout of the bindings is :mod:`replicator.encoding`.  Every change is one

@@ -12,11 +12,10 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from rocksdict import BlockBasedOptions, ColumnFamily, Options, Rdict, WriteBatch, WriteOptions
+from rocksdict import WriteBatch, WriteOptions
 
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
 from replicator.index import meta
@@ -30,21 +29,9 @@ from replicator.index.records import (
     SkipRecord,
     StopRecord,
 )
+from replicator.index.tables import open_tables
 from replicator.index.view import IndexView
 from store.acl import AclBinding
-
-_ACL_CF = "acl"
-_META_CF = "meta"
-
-
-@dataclass(frozen=True, slots=True)
-class Tables:
-    """The open column families: ``acl`` (for reads and its handle for writes) and ``meta``."""
-
-    acl: Rdict
-    acl_cf: ColumnFamily
-    meta: Rdict
-    meta_cf: ColumnFamily
 
 
 class AclIndex:
@@ -68,13 +55,7 @@ class AclIndex:
     ) -> None:
         self.path = Path(path)
         self.reader_version = reader_version
-        self._db = _open(self.path)
-        self.tables = Tables(
-            acl=self._db.get_column_family(_ACL_CF),
-            acl_cf=self._db.get_column_family_handle(_ACL_CF),
-            meta=self._db.get_column_family(_META_CF),
-            meta_cf=self._db.get_column_family_handle(_META_CF),
-        )
+        self._db, self.tables = open_tables(self.path)
         self._write_opt = WriteOptions()
         self._write_opt.sync = sync_writes
         self._cache = MatchCache(cache_size)
@@ -305,28 +286,3 @@ class AclIndex:
         del self.tables
         self._db.close()
         gc.collect()
-
-
-def _open(path: Path) -> Rdict:
-    def options() -> Options:
-        opts = Options(raw_mode=True)
-        opts.create_if_missing(True)
-        opts.create_missing_column_families(True)
-        table = BlockBasedOptions()
-        table.set_bloom_filter(10, False)  # the R-table point lookups of deletes and bootstrap
-        opts.set_block_based_table_factory(table)
-        return opts
-
-    path.mkdir(parents=True, exist_ok=True)
-    try:
-        return Rdict(
-            str(path),
-            options=options(),
-            column_families={_ACL_CF: options(), _META_CF: options()},
-        )
-    except Exception as exc:  # rocksdict raises plain Exception with RocksDB's status text
-        raise IndexOpenError(
-            f"cannot open the RocksDB index in {path}: {exc}. If another replica process uses "
-            "this directory stop it; if the directory is damaged delete it so the replica "
-            "rebuilds from the compacted log"
-        ) from exc

@@ -4,8 +4,8 @@ the index is always exactly the log applied up to its offset."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from collections.abc import Mapping, Sequence
+from typing import Protocol, cast
 
 from rocksdict import WriteBatch
 
@@ -20,13 +20,26 @@ from replicator.encoding import (
 from replicator.index import meta
 from replicator.index.cache import Pattern
 from replicator.index.records import IndexCounters, IndexPosition, LogAnchor, SkipRecord
+from replicator.index.tables import Tables
 from store.acl import AclBinding
 
 _LISTED_PATTERNS = 256
 """Beyond this many changed patterns in one batch the cache is emptied instead of sifted."""
 
-if TYPE_CHECKING:
-    from replicator.index.acl_index import AclIndex
+
+class BatchTarget(Protocol):
+    """What a batch needs of its index (:class:`~replicator.index.acl_index.AclIndex`)."""
+
+    @property
+    def tables(self) -> Tables: ...
+    @property
+    def counters(self) -> IndexCounters: ...
+    @property
+    def prefix_length_counts(self) -> Mapping[tuple[int, int], int]: ...
+
+    def commit_batch(
+        self, batch: IndexBatch, wb: WriteBatch, position: IndexPosition, anchor: LogAnchor | None
+    ) -> None: ...
 
 
 class IndexBatch:
@@ -37,7 +50,7 @@ class IndexBatch:
     many log keys in one multi-get, which is what makes bootstrap fast.
     """
 
-    def __init__(self, index: AclIndex) -> None:
+    def __init__(self, index: BatchTarget) -> None:
         self._index = index
         self._wb = WriteBatch(raw_mode=True)
         self._current: dict[bytes, bytes | None] = {}

@@ -7,7 +7,7 @@ authorizer settings it reflects, so an answer is never assembled from two states
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from replicator.encoding import (
     BY_PATTERN,
@@ -27,8 +27,17 @@ from store.acl import (
     ResourceType,
 )
 
-if TYPE_CHECKING:
-    from replicator.index.acl_index import AclIndex
+
+class AnswerCache(Protocol):
+    """Where a view keeps ``matching_acls`` answers (the index, over its generation cache)."""
+
+    def cached_match(
+        self, generation: int, key: tuple[int, str]
+    ) -> tuple[AclBinding, ...] | None: ...
+
+    def remember_match(
+        self, generation: int, key: tuple[int, str], value: tuple[AclBinding, ...]
+    ) -> None: ...
 
 
 class IndexView:
@@ -44,7 +53,7 @@ class IndexView:
 
     def __init__(
         self,
-        index: AclIndex,
+        index: AnswerCache,
         *,
         iterator: Any,
         position: IndexPosition,
