@@ -3,7 +3,7 @@ with and without concurrent ACL changes, and at a million bindings with a cold c
 
 ``python -m bench sidecar [--quick]``.  Each node is ``aclstore serve`` on the embedded default
 in a child process with its defaults (audit on: denials always, 1% of allows; a replica cache
-of 4,096 resources).  The node is NOT pinned to a core unless ``ACLSTORE_BENCH_PIN=1`` (on a
+of 65,536 resources).  The node is NOT pinned to a core unless ``ACLSTORE_BENCH_PIN=1`` (on a
 shared machine a pinned node competes with whatever else runs on its CPU); decisions/s are
 divided by the node's measured CPU use when it exceeds one core, so the figures are "on one
 core" either way.  Nodes are loaded with generated bindings (literal, ``*`` and prefixed
@@ -376,7 +376,7 @@ def _cold(quick: bool, tmp: Path, rng: random.Random) -> list[Target]:
         workload = _Workload(bindings, acl_count, rng)
         client.post("/v1/authorize", workload.bodies(1, 1, offset)[0])  # applied everything
         # Every body is a fresh draw over the principals' granted topics, which number in
-        # the tens (--quick) or hundreds of thousands, beyond the cache's 4,096 resources.
+        # the tens (--quick) or hundreds of thousands, and the node starts cold: few repeat.
         bodies = workload.bodies(1, singles, offset)
         before = _cache_counts(client)
         latencies = []
