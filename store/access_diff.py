@@ -1,0 +1,362 @@
+"""The access diff: every request whose decision differs between two ACL states, exactly.
+
+Given two states (live bindings plus ``super.users`` and ``allow.everyone.if.no.acl.found``),
+:func:`access_diff` returns the requests that one state allows and the other denies: *widened*
+(DENIED before, ALLOWED after) and *narrowed*, as symbolic sets, each with a concrete witness
+request on which the decision rules (:func:`store.authorizer.authorize`) give the two answers.
+
+The name space is infinite, so the diff reasons about patterns, never about enumerated names.
+Which bindings apply to a resource depends only on which patterns match its name (the LITERAL
+name, the LITERAL ``*``, the PREFIXED prefixes of the name), so per resource type the names
+fall into finitely many **regions**, each with one set of matching bindings in both states:
+
+* one region per literal name in play (exactly that name);
+* one per prefix in play: the names under it that are no literal in play and fall under no
+  longer prefix in play (they are "carved out" into their own regions);
+* the rest: names that match no literal and no prefix in play (only ``*`` applies to them).
+
+Within a region the decision still depends on the principal, the host and the operation.
+Principals that no binding of the region names (and whose ``super.users`` standing is the
+same in both states) all decide alike, as one fresh principal of their type does; hosts
+likewise.  So each region is decided for the principals and hosts in play there plus one
+fresh representative of the rest, for each operation Kafka's requests check on that resource
+type (:data:`store.kafka_apis.API_KEY_TABLE`, plus DESCRIBE), with the real decision rules on
+a representative name.  Rows where every principal (or host) flips alike are folded into one
+row for any principal (or host).
+
+Pure: no I/O.  :func:`older_reader_state` models what a replica of an older event format sees.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from store.acl import (
+    WILDCARD_HOST,
+    WILDCARD_PRINCIPAL,
+    WILDCARD_RESOURCE,
+    AclBinding,
+    AclOperation,
+    PatternType,
+    ResourceType,
+)
+from store.authorizer import Action, AuthorizerConfig, InMemoryAclIndex, authorize
+from store.events import binding_min_reader_version
+from store.kafka_apis import API_KEY_TABLE
+
+ANY = "*"
+"""In a row's principal or host: every principal (host) except those in its ``except``."""
+
+
+@dataclass(frozen=True, slots=True)
+class AclState:
+    """What decides: the live bindings and the two settings that take part in decisions."""
+
+    bindings: frozenset[AclBinding]
+    super_users: frozenset[str] = frozenset()
+    allow_everyone_if_no_acl_found: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        bindings: Iterable[AclBinding],
+        super_users: Iterable[str] = (),
+        allow_everyone_if_no_acl_found: bool = False,
+    ) -> AclState:
+        return cls(frozenset(bindings), frozenset(super_users), allow_everyone_if_no_acl_found)
+
+    def config(self) -> AuthorizerConfig:
+        return AuthorizerConfig.of(self.super_users, self.allow_everyone_if_no_acl_found)
+
+
+class Change(enum.Enum):
+    WIDENED = "widened"  # DENIED before, ALLOWED after
+    NARROWED = "narrowed"  # ALLOWED before, DENIED after
+
+
+@dataclass(frozen=True, slots=True)
+class NameSet:
+    """The resource names of one region: ``LITERAL`` exactly ``name``; ``PREFIXED`` the names
+    starting with ``name`` (``""``: every name) minus the carved-out literals and prefixes."""
+
+    pattern_type: PatternType
+    name: str
+    except_names: tuple[str, ...] = ()
+    except_prefixes: tuple[str, ...] = ()
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if self.pattern_type is PatternType.LITERAL:
+            return name == self.name
+        return (
+            name.startswith(self.name)
+            and name not in self.except_names
+            and not any(name.startswith(p) for p in self.except_prefixes)
+        )
+
+    def __str__(self) -> str:
+        if self.pattern_type is PatternType.LITERAL:
+            return self.name
+        carved = [*self.except_names, *(f"{p}*" for p in self.except_prefixes)]
+        shown = ", ".join(carved[:5]) + (f", ... ({len(carved)} in all)" if len(carved) > 5 else "")
+        head = f"{self.name}*" if self.name else "any name"
+        return head + (f" except {shown}" if carved else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A concrete request: the witness of a row."""
+
+    principal: str
+    host: str
+    operation: AclOperation
+    resource_type: ResourceType
+    resource_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AccessDelta:
+    """One symbolic set of requests whose decision changed the same way."""
+
+    change: Change
+    resource_type: ResourceType
+    names: NameSet
+    operation: AclOperation
+    principal: str  # a principal, or ANY
+    host: str  # a host, or ANY
+    witness: Request
+    principal_except: tuple[str, ...] = ()
+    host_except: tuple[str, ...] = ()
+    principal_type: str | None = None
+    """With ``principal`` ANY: only principals of this type (``User``...); None: every type."""
+
+
+@dataclass(frozen=True, slots=True)
+class AccessDiff:
+    widened: tuple[AccessDelta, ...]
+    narrowed: tuple[AccessDelta, ...]
+
+    @property
+    def safe(self) -> bool:
+        """No access widens."""
+        return not self.widened
+
+
+@dataclass(slots=True)
+class _Region:
+    resource_type: ResourceType
+    names: NameSet
+    witness_name: str
+    bindings: list[AclBinding] = field(default_factory=list)
+
+
+def checked_operations(resource_type: ResourceType) -> tuple[AclOperation, ...]:
+    """The operations Kafka's requests check on ``resource_type`` (the API-key table), and
+    DESCRIBE (listing and metadata), in code order."""
+    ops = {row.operation for row in API_KEY_TABLE if row.resource_type is resource_type}
+    ops.add(AclOperation.DESCRIBE)
+    return tuple(sorted((op for op in ops if op is not None), key=int))
+
+
+def access_diff(before: AclState, after: AclState) -> AccessDiff:
+    """Every request whose decision differs from ``before`` to ``after``, symbolically."""
+    views = (InMemoryAclIndex(before.bindings), InMemoryAclIndex(after.bindings))
+    configs = (before.config(), after.config())
+    settings_changed = (before.super_users, before.allow_everyone_if_no_acl_found) != (
+        after.super_users,
+        after.allow_everyone_if_no_acl_found,
+    )
+    super_changed = before.super_users ^ after.super_users
+    super_both = before.super_users & after.super_users
+    rows: list[AccessDelta] = []
+    every_type = settings_changed  # a setting applies to resources with no binding too
+    for region in _regions(before.bindings | after.bindings, every_type=every_type):
+        in_before = [b for b in region.bindings if b in before.bindings]
+        in_after = [b for b in region.bindings if b in after.bindings]
+        if not settings_changed and sorted(in_before) == sorted(in_after):
+            continue
+        principals = sorted({b.principal for b in region.bindings} | super_changed)
+        hosts = sorted({b.host for b in region.bindings} - {WILDCARD_HOST})
+        fresh_principals = _fresh_principals(principals, before, after)
+        fresh_host = _fresh(hosts, lambda i: f"192.0.2.{i + 1}")
+        for op in checked_operations(region.resource_type):
+            flips: dict[tuple[str, str], Change] = {}
+            for principal in [*principals, *fresh_principals]:
+                if principal in super_both:
+                    continue  # allowed in both states, whatever the bindings
+                for host in [*hosts, fresh_host]:
+                    action = Action(op, region.resource_type, region.witness_name)
+                    was, now = (
+                        authorize(v, c, principal, host, [action])[0].allowed
+                        for v, c in zip(views, configs, strict=True)
+                    )
+                    if was != now:
+                        flips[principal, host] = Change.WIDENED if now else Change.NARROWED
+            rows.extend(
+                _fold(region, op, flips, principals, fresh_principals, hosts, fresh_host,
+                      sorted(super_both))
+            )  # fmt: skip
+    widened = tuple(r for r in rows if r.change is Change.WIDENED)
+    narrowed = tuple(r for r in rows if r.change is Change.NARROWED)
+    return AccessDiff(widened=widened, narrowed=narrowed)
+
+
+def _fold(
+    region: _Region,
+    op: AclOperation,
+    flips: dict[tuple[str, str], Change],
+    principals: Sequence[str],
+    fresh_principals: Sequence[str],
+    hosts: Sequence[str],
+    fresh_host: str,
+    super_users: Sequence[str],
+) -> Iterator[AccessDelta]:
+    """Rows for one region and operation, folding "every principal" and "every host"."""
+    all_principals = [*principals, *fresh_principals]
+    all_hosts = [*hosts, fresh_host]
+
+    def row(change: Change, principal: str, host: str, p_except: Sequence[str],
+            h_except: Sequence[str], witness: tuple[str, str],
+            principal_type: str | None = None) -> AccessDelta:  # fmt: skip
+        return AccessDelta(
+            change=change, resource_type=region.resource_type, names=region.names,
+            operation=op, principal=principal, host=host,
+            witness=Request(witness[0], witness[1], op, region.resource_type, region.witness_name),
+            principal_except=tuple(p_except), host_except=tuple(h_except),
+            principal_type=principal_type,
+        )  # fmt: skip
+
+    candidates = [p for p in all_principals if p not in super_users]
+    for change in Change:
+        flipped = {cell for cell, c in flips.items() if c is change}
+        if not flipped:
+            continue
+        every_host = {p for p in candidates if all((p, h) in flipped for h in all_hosts)}
+        if every_host == set(candidates):
+            yield row(change, ANY, ANY, super_users, (), (fresh_principals[0], fresh_host))
+            continue
+        for principal in candidates:
+            flipped_hosts = [h for h in all_hosts if (principal, h) in flipped]
+            if not flipped_hosts:
+                continue
+            who, kind = principal, None
+            p_except: tuple[str, ...] = ()
+            if principal in fresh_principals:  # stands for every principal not in play
+                who, p_except = ANY, (*principals, *super_users)
+                kind = principal.split(":", 1)[0] if len(fresh_principals) > 1 else None
+            if principal in every_host:
+                yield row(change, who, ANY, p_except, (), (principal, fresh_host), kind)
+                continue
+            for host in flipped_hosts:
+                where, h_except = (ANY, tuple(hosts)) if host == fresh_host else (host, ())
+                yield row(change, who, where, p_except, h_except, (principal, host), kind)
+
+
+def _fresh(taken: Iterable[str], make: Callable[[int], str]) -> str:
+    used = set(taken)
+    return next(c for c in map(make, itertools.count()) if c not in used)
+
+
+def _fresh_principals(in_play: Sequence[str], before: AclState, after: AclState) -> list[str]:
+    """One principal of each type in play (User always) that no binding or setting names."""
+    taken = set(in_play) | before.super_users | after.super_users
+    types = {"User"} | {p.split(":", 1)[0] for p in taken if ":" in p}
+    def other(principal_type: str) -> str:
+        return _fresh(taken, lambda i: f"{principal_type}:aclstore-other-{i}")
+
+    return [other(t) for t in sorted(types)]
+
+
+_CONCRETE_TYPES = tuple(t for t in ResourceType if t not in (ResourceType.ANY, ResourceType.UNKNOWN))
+
+
+def _regions(bindings: Iterable[AclBinding], *, every_type: bool) -> Iterator[_Region]:
+    by_type: dict[ResourceType, list[AclBinding]] = (
+        {t: [] for t in _CONCRETE_TYPES} if every_type else {}
+    )
+    for b in bindings:
+        by_type.setdefault(b.resource_type, []).append(b)
+    for resource_type, group in sorted(by_type.items(), key=lambda kv: int(kv[0])):
+        yield from _regions_of_type(resource_type, group)
+
+
+def _regions_of_type(resource_type: ResourceType, bindings: list[AclBinding]) -> Iterator[_Region]:
+    literals = sorted({b.name for b in bindings if b.pattern_type is PatternType.LITERAL})
+    prefixes = sorted({b.name for b in bindings if b.pattern_type is PatternType.PREFIXED})
+    literal_set, prefix_set = set(literals), set(prefixes)
+    by_pattern: dict[tuple[PatternType, str], list[AclBinding]] = {}
+    for b in bindings:
+        by_pattern.setdefault((b.pattern_type, b.name), []).append(b)
+
+    def matching(name: str) -> list[AclBinding]:
+        found = list(by_pattern.get((PatternType.LITERAL, name), ()))
+        if name != WILDCARD_RESOURCE:
+            found += by_pattern.get((PatternType.LITERAL, WILDCARD_RESOURCE), ())
+        for length in range(len(name) + 1):
+            if name[:length] in prefix_set:
+                found += by_pattern[PatternType.PREFIXED, name[:length]]
+        return found
+
+    for name in literals:
+        yield _Region(resource_type, NameSet(PatternType.LITERAL, name), name, matching(name))
+    for prefix in ["", *prefixes] if "" not in prefix_set else prefixes:
+        carved_names = tuple(n for n in literals if n.startswith(prefix))
+        carved_prefixes = tuple(
+            q for q in prefixes if q != prefix and q.startswith(prefix)
+        )
+        names = NameSet(PatternType.PREFIXED, prefix, carved_names, carved_prefixes)
+        witness = _name_in(names, literal_set)
+        yield _Region(resource_type, names, witness, matching(witness))
+
+
+def _name_in(names: NameSet, literals: set[str]) -> str:
+    """A name of the region: the prefix itself if it is free, else the prefix and one more
+    character that no carved-out literal or prefix claims (finitely many are carved out, so
+    some character is free)."""
+    stem = names.name
+    firsts = itertools.chain("wxyz0123456789~", map(chr, itertools.count(0x100)))
+    candidates = itertools.chain([stem] if stem else [], (stem + c for c in firsts))
+    return next(
+        c
+        for c in candidates
+        if c in names and c not in literals and c != WILDCARD_RESOURCE
+    )
+
+
+def older_reader_state(state: AclState, reader_version: int) -> tuple[AclState, int]:
+    """What a replica reading event format ``reader_version`` with the ``ignore`` policy
+    decides from, and how many bindings a ``stop`` replica would stop at.
+
+    A binding whose event needs a newer format than ``reader_version``
+    (:func:`store.events.binding_min_reader_version`, the write path's own rule) is absent for
+    the ignoring reader; the settings events came with format 3, so a reader below it sees
+    neither ``super.users`` nor ``allow.everyone.if.no.acl.found`` from the log.
+    """
+    from store.events import CONFIG_EVENT_MIN_READER_VERSION
+
+    kept = frozenset(
+        b for b in state.bindings if binding_min_reader_version(b) <= reader_version
+    )
+    stopping = len(state.bindings) - len(kept)
+    if reader_version < CONFIG_EVENT_MIN_READER_VERSION:
+        return AclState(kept), stopping
+    return AclState(kept, state.super_users, state.allow_everyone_if_no_acl_found), stopping
+
+
+__all__ = [
+    "ANY",
+    "WILDCARD_PRINCIPAL",
+    "AccessDelta",
+    "AccessDiff",
+    "AclState",
+    "Change",
+    "NameSet",
+    "Request",
+    "access_diff",
+    "checked_operations",
+    "older_reader_state",
+]

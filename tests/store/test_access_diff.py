@@ -1,0 +1,196 @@
+"""The access diff against the decision rules themselves: witnesses flip, and randomized
+probing of both states finds no changed decision the diff leaves out, nor a row that claims
+a request whose decision did not change."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from store.access_diff import (
+    ANY,
+    AccessDelta,
+    AccessDiff,
+    AclState,
+    Change,
+    access_diff,
+    checked_operations,
+    older_reader_state,
+)
+from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from store.authorizer import Action, InMemoryAclIndex, authorize
+
+pytestmark = pytest.mark.unit
+
+ALLOW, DENY = AclPermissionType.ALLOW, AclPermissionType.DENY
+LITERAL, PREFIXED = PatternType.LITERAL, PatternType.PREFIXED
+TOPIC, GROUP = ResourceType.TOPIC, ResourceType.GROUP
+
+
+def acl(
+    name: str,
+    principal: str = "User:bob",
+    op: AclOperation = AclOperation.READ,
+    permission: AclPermissionType = ALLOW,
+    pattern: PatternType = LITERAL,
+    host: str = "*",
+    rt: ResourceType = TOPIC,
+) -> AclBinding:
+    return AclBinding.of(rt, name, pattern, principal, host, op, permission)
+
+
+def allowed(state: AclState, principal: str, host: str, op: AclOperation,
+            rt: ResourceType, name: str) -> bool:  # fmt: skip
+    view = InMemoryAclIndex(state.bindings)
+    return authorize(view, state.config(), principal, host, [Action(op, rt, name)])[0].allowed
+
+
+def covers(row: AccessDelta, principal: str, host: str, op: AclOperation,
+           rt: ResourceType, name: str) -> bool:  # fmt: skip
+    if (row.resource_type, row.operation) != (rt, op) or name not in row.names:
+        return False
+    if row.principal == ANY:
+        typed = row.principal_type is None or principal.startswith(row.principal_type + ":")
+        who = typed and principal not in row.principal_except
+    else:
+        who = principal == row.principal
+    where = host not in row.host_except if row.host == ANY else host == row.host
+    return who and where
+
+
+# --- hand-worked ------------------------------------------------------------------------------
+
+
+def test_kip_290_prefixed_deny_disappears_for_an_older_reader() -> None:
+    """Everyone may read every topic; bob is denied the ``secret-`` topics by a PREFIXED DENY,
+    which a format-1 reader (literal ACLs only) ignores: bob's READ on them widens, and only
+    that (DENY READ never denied DESCRIBE, which the wildcard ALLOW READ implies)."""
+    state = AclState.of([
+        acl("*", principal="User:*"),
+        acl("secret-", permission=DENY, pattern=PREFIXED),
+    ])  # fmt: skip
+    old, stopping = older_reader_state(state, 1)
+    assert stopping == 1 and old.bindings == {acl("*", principal="User:*")}
+    diff = access_diff(state, old)
+    assert diff.narrowed == ()
+    assert [(r.change, r.principal, r.host, r.operation, r.resource_type, str(r.names))
+            for r in diff.widened] == [
+        (Change.WIDENED, "User:bob", ANY, AclOperation.READ, TOPIC, "secret-*")
+    ]  # fmt: skip
+    witness = diff.widened[0].witness
+    assert witness.resource_name.startswith("secret-") and witness.principal == "User:bob"
+    assert not diff.safe
+    assert access_diff(state, older_reader_state(state, 2)[0]).safe
+
+
+def test_a_literal_carves_its_name_out_of_the_prefix_region() -> None:
+    before = AclState.of([acl("orders-", pattern=PREFIXED), acl("orders-eu", permission=DENY)])
+    after = AclState.of([acl("orders-eu", permission=DENY)])
+    diff = access_diff(before, after)
+    assert diff.widened == ()
+    reads = [r for r in diff.narrowed if r.operation is AclOperation.READ]
+    assert len(reads) == 1
+    assert str(reads[0].names) == "orders-* except orders-eu"
+    assert reads[0].principal == "User:bob" and reads[0].host == ANY
+    # DESCRIBE, implied by READ, narrows too, on orders-eu as well: its DENY READ never
+    # denied DESCRIBE, which the PREFIXED ALLOW READ implied there
+    describes = {str(r.names) for r in diff.narrowed if r.operation is AclOperation.DESCRIBE}
+    assert describes == {"orders-* except orders-eu", "orders-eu"}
+
+
+def test_allow_everyone_with_no_acls_widens_every_request_for_every_principal() -> None:
+    diff = access_diff(AclState.of([]), AclState.of([], allow_everyone_if_no_acl_found=True))
+    assert diff.narrowed == ()
+    topic_reads = [
+        r for r in diff.widened if (r.resource_type, r.operation) == (TOPIC, AclOperation.READ)
+    ]
+    assert [(r.principal, r.host, str(r.names)) for r in topic_reads] == [(ANY, ANY, "any name")]
+    kinds = {r.resource_type for r in diff.widened}
+    assert {TOPIC, GROUP, ResourceType.CLUSTER, ResourceType.TRANSACTIONAL_ID} <= kinds
+
+
+def test_a_new_super_user_widens_only_for_that_principal() -> None:
+    state = AclState.of([acl("orders")])
+    diff = access_diff(state, AclState.of(state.bindings, super_users=["User:ops"]))
+    assert diff.narrowed == ()
+    assert {r.principal for r in diff.widened} == {"User:ops"}
+    topics = {str(r.names) for r in diff.widened if r.resource_type is TOPIC}
+    assert topics == {"orders", "any name except orders"}
+
+
+def test_checked_operations_come_from_the_api_key_table() -> None:
+    assert set(checked_operations(TOPIC)) >= {
+        AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DELETE,
+        AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+    }  # fmt: skip
+    assert AclOperation.WRITE not in checked_operations(GROUP)
+
+
+# --- randomized ---------------------------------------------------------------------------------
+
+NAMES = ["a", "ab", "abc", "b", "*"]
+PRINCIPALS = ["User:alice", "User:bob", "User:*", "Group:ops"]
+HOSTS = ["*", "10.0.0.1"]
+OPS = [AclOperation.READ, AclOperation.WRITE, AclOperation.ALL, AclOperation.DESCRIBE,
+       AclOperation.ALTER_CONFIGS]  # fmt: skip
+
+
+def random_state(rng: random.Random) -> AclState:
+    bindings = []
+    for _ in range(rng.randint(0, 6)):
+        pattern = rng.choice([LITERAL, PREFIXED])
+        name = rng.choice([n for n in NAMES if not (pattern is PREFIXED and n == "*")])
+        bindings.append(acl(
+            name, rng.choice(PRINCIPALS), rng.choice(OPS), rng.choice([ALLOW, ALLOW, DENY]),
+            pattern, rng.choice(HOSTS), rng.choice([TOPIC, TOPIC, GROUP]),
+        ))  # fmt: skip
+    supers = rng.sample(["User:alice", "User:root"], rng.randint(0, 1))
+    return AclState.of(bindings, supers, rng.random() < 0.3)
+
+
+def mutate(state: AclState, rng: random.Random) -> AclState:
+    other = random_state(rng)
+    kept = [b for b in state.bindings if rng.random() < 0.7]
+    bindings = kept + rng.sample(sorted(other.bindings), min(2, len(other.bindings)))
+    supers = state.super_users if rng.random() < 0.8 else other.super_users
+    allow = state.allow_everyone_if_no_acl_found
+    return AclState.of(bindings, supers, allow if rng.random() < 0.8 else not allow)
+
+
+def probes(rng: random.Random) -> list[tuple[str, str, AclOperation, ResourceType, str]]:
+    names = ["a", "ab", "abc", "abd", "abcz", "az", "b", "bz", "c", "*", "x*", ""]
+    principals = [*PRINCIPALS, "User:root", "User:carol", "Group:dev"]
+    hosts = ["10.0.0.1", "10.0.0.9"]
+    return [
+        (rng.choice(principals), rng.choice(hosts), rng.choice(checked_operations(rt)), rt,
+         rng.choice(names))
+        for rt in [rng.choice([TOPIC, GROUP]) for _ in range(60)]
+    ]  # fmt: skip
+
+
+def check(before: AclState, after: AclState, diff: AccessDiff, rng: random.Random) -> None:
+    for row in (*diff.widened, *diff.narrowed):
+        w = row.witness
+        request = (w.principal, w.host, w.operation, w.resource_type, w.resource_name)
+        assert covers(row, *request), row
+        was, now = allowed(before, *request), allowed(after, *request)
+        assert (was, now) == ((False, True) if row.change is Change.WIDENED else (True, False))
+    for request in probes(rng):
+        was, now = allowed(before, *request), allowed(after, *request)
+        claimed = [r for r in (*diff.widened, *diff.narrowed) if covers(r, *request)]
+        if was == now:
+            assert claimed == [], (request, claimed)
+        else:
+            change = Change.WIDENED if now else Change.NARROWED
+            assert claimed and all(r.change is change for r in claimed), (request, claimed)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_randomized_states_against_the_rules(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(100):
+        before = random_state(rng)
+        after = mutate(before, rng)
+        check(before, after, access_diff(before, after), rng)
