@@ -23,7 +23,16 @@ import os
 import sys
 from collections.abc import Sequence
 
-from replicator.cli import acls, authorize, configs, credentials, history, serve, status
+from replicator.cli import (
+    acls,
+    authorize,
+    configs,
+    credentials,
+    downgrade,
+    history,
+    serve,
+    status,
+)
 from replicator.cli.common import FAILURE_EXIT, USAGE_EXIT, Parser, __version__
 from replicator.cli.configs import parse_add_config
 from store.errors import InvalidConfigError, InvalidRequestError, StoreError
@@ -31,7 +40,7 @@ from store.errors import InvalidConfigError, InvalidRequestError, StoreError
 __all__ = ["FAILURE_EXIT", "USAGE_EXIT", "__version__", "build_parser", "main", "parse_add_config"]
 
 # In the order ``aclstore --help`` lists them.
-_COMMANDS = (serve, acls, authorize, configs, status, credentials, history)
+_COMMANDS = (serve, acls, authorize, configs, status, credentials, history, downgrade)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,87 @@
+"""``aclstore downgrade-check`` end to end on the embedded default: the JSON gate, and its
+witness checked on real replicas: the node (the current format) denies it, while a replica
+of the older format with ``too_new_events=ignore`` over the same log allows it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sidecar_support import start_node
+
+from replicator import cli
+from replicator.replica import Replica, ReplicaSettings
+from replicator.server.node import Node
+from store.acl import AclOperation, ResourceType
+from store.authorizer import Action
+from store.fold import TooNewEvents
+from store.log import EmbeddedChangeLog
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[Node]:
+    n = start_node(tmp_path / "node")
+    yield n
+    n.stop()
+
+
+def aclstore(node: Node, capsys: pytest.CaptureFixture[str], line: str) -> tuple[int, str]:
+    assert node.info is not None
+    admin = str(node.info.credential.properties_path)
+    command, *rest = shlex.split(line)
+    code = cli.main([command, "--store", node.url, "--command-config", admin, *rest])
+    out, err = capsys.readouterr()
+    assert "error" not in err, err
+    return code, out
+
+
+def test_a_prefixed_deny_makes_a_downgrade_to_v1_unsafe(
+    node: Node, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for line in [
+        "acls --add --allow-principal User:* --operation Read --topic *",
+        "acls --add --deny-principal User:bob --operation Read --topic secret- "
+        "--resource-pattern-type prefixed",
+    ]:
+        assert aclstore(node, capsys, line)[0] == 0
+
+    code, out = aclstore(node, capsys, "downgrade-check --to 1 --format json")
+    report = json.loads(out)
+    assert code == 1 and report["safe"] is False
+    assert report["stopping"] == 1
+    assert [(b["resourceName"], b["patternType"]) for b in report["ignored"]] == [
+        ("secret-", "PREFIXED")
+    ]
+    assert report["narrowed"] == []
+    [row] = report["widened"]
+    assert (row["principal"], row["host"], row["operation"]) == ("User:bob", "*", "READ")
+    assert (row["names"]["patternType"], row["names"]["name"]) == ("PREFIXED", "secret-")
+    witness = row["witness"]
+    action = [Action(AclOperation.READ, ResourceType.TOPIC, witness["resourceName"])]
+
+    # The node reads the current format: the witness is denied.
+    code, out = aclstore(
+        node, capsys, f"authorize --principal User:bob --host {witness['host']} "
+        f"--operation Read --topic {witness['resourceName']} --format json",
+    )  # fmt: skip
+    assert json.loads(out)["results"] == ["DENIED"]
+
+    # A format-1 replica that ignores what it cannot read, over the same log: allowed.
+    log = EmbeddedChangeLog(node.data_dir / "log")
+    old = Replica.open(
+        tmp_path / "v1-index", log,
+        ReplicaSettings(reader_version=1, too_new_events=TooNewEvents.IGNORE),
+    )  # fmt: skip
+    try:
+        assert old.wait_until_ready(30)
+        assert old.authorize(witness["principal"], witness["host"], action).value[0].allowed
+    finally:
+        old.close()
+        log.close()
+
+    code, out = aclstore(node, capsys, "downgrade-check --to 2")
+    assert code == 0
+    assert out.splitlines()[0] == "Downgrade to event format v2: SAFE: no access would widen"
