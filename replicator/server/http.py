@@ -50,6 +50,7 @@ MAX_BODY_BYTES: Final = 8 * 1024 * 1024
 IDLE_TIMEOUT_S: Final = 120.0
 TLS_HANDSHAKE_TIMEOUT_S: Final = 10.0
 JSON: Final = "application/json"
+_REFUSAL_LOG_INTERVAL_S: Final = 10.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -205,6 +206,8 @@ class SidecarHTTPServer(ThreadingHTTPServer):
         self._open_lock = threading.Lock()
         self._open_total = 0
         self._open_by_address: dict[str, int] = {}
+        self._refused = 0
+        self._refusal_logged = -_REFUSAL_LOG_INTERVAL_S
         super().__init__(address, _Handler)
         if tls is not None:
             self.socket = tls.wrap_socket(
@@ -252,18 +255,28 @@ class SidecarHTTPServer(ThreadingHTTPServer):
                 self._open_total += 1
                 self._open_by_address[address] = per_address + 1
         if refused:
-            _log.warning(
-                "closed a connection from %s: %d open from it (at most %d), %d in all (at most "
-                "%d)", address, per_address, limits.max_connections_per_address,
-                self._open_total, limits.max_connections,
-            )  # fmt: skip
             self.shutdown_request(request)
+            self._log_refusal(address, per_address)
             return
         try:
             super().process_request(request, client_address)
         except BaseException:
             self._release(address)
             raise
+
+    def _log_refusal(self, address: str, per_address: int) -> None:
+        # Once per interval: a client hammering the bound must not flood the log as well.
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._refusal_logged < _REFUSAL_LOG_INTERVAL_S:
+            return
+        limits = self.limits
+        _log.warning(
+            "closed %d connection(s) over the bounds, the last from %s: %d open from it (at most "
+            "%d), %d in all (at most %d)", self._refused, address, per_address,
+            limits.max_connections_per_address, self._open_total, limits.max_connections,
+        )  # fmt: skip
+        self._refused, self._refusal_logged = 0, now
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
