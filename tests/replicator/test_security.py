@@ -1,6 +1,7 @@
 """A node under attack: refused listeners, foreign and stale credentials, hostile connections.
 
-Every case runs against a real node on loopback.  An "other machine" is a client bound to
+Every case runs against a real node on loopback; the cases that wait out a deadline (a token's
+expiry, the node's read timeouts) are the slow tier.  An "other machine" is a client bound to
 another loopback address (127.0.0.2), which the node sees as a different peer.  After each
 refusal, the node must still answer a well-behaved client, promptly.  Certificates come from
 ``docker/make-certs.sh`` (run here with the ``openssl`` command), twice, for two unrelated CAs.
@@ -31,8 +32,6 @@ from replicator.server.node import Node
 from replicator.server.tls import TlsSettings, check_listener_security, is_loopback_host
 from store.acl import AclOperation, ResourceType
 from store.errors import InvalidConfigError
-
-pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 MAKE_CERTS = ROOT / "docker" / "make-certs.sh"
@@ -174,6 +173,7 @@ def _describe_status(node: Node, properties: Path) -> tuple[int, str]:
         return 200, ""
 
 
+@pytest.mark.slow
 def test_an_expired_token_is_refused(node: Node, tmp_path: Path) -> None:
     lifetime_ms = 3000
     created = time.monotonic()
@@ -293,6 +293,7 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(node: Node) -> None:
     assert _decision_from(port)[1]["results"] == ["DENIED"]
 
 
+@pytest.mark.slow
 def test_a_body_that_trickles_in_is_cut_off(guarded: Node) -> None:
     port = guarded.server.port if guarded.server else 0
     with _connect(port) as sock:
@@ -312,6 +313,7 @@ def test_a_body_that_trickles_in_is_cut_off(guarded: Node) -> None:
         assert 1.5 < took < 5, took
 
 
+@pytest.mark.slow
 def test_slow_loris_connections_are_closed_and_others_are_answered(guarded: Node) -> None:
     assert guarded.server is not None
     port, limits = guarded.server.port, guarded.server.limits
