@@ -51,6 +51,8 @@ IDLE_TIMEOUT_S: Final = 120.0
 TLS_HANDSHAKE_TIMEOUT_S: Final = 10.0
 JSON: Final = "application/json"
 _REFUSAL_LOG_INTERVAL_S: Final = 10.0
+_POLL_INTERVAL_S: Final = 0.05
+"""How often the accept loop looks for a stop: :meth:`SidecarHTTPServer.stop` waits up to this."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,7 +225,7 @@ class SidecarHTTPServer(ThreadingHTTPServer):
         """Serve on a background thread."""
         self._thread = threading.Thread(
             target=self.serve_forever,
-            kwargs={"poll_interval": 0.2},
+            kwargs={"poll_interval": _POLL_INTERVAL_S},
             name="aclstore-http",
             daemon=True,
         )

@@ -398,6 +398,7 @@ def replay_without(log: ChangeLog, skipped: int) -> dict[bytes, AclBinding]:
 # --- differential: the replica's answers equal the pure rules over the replayed live set -----
 
 
+@pytest.mark.slow  # 3,000 random decisions, each compared with the pure rules
 def test_differential_replica_answers_equal_the_pure_rules(
     open_log: LogFactory, tmp_path: Path
 ) -> None:
