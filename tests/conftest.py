@@ -5,7 +5,9 @@ Kafka module when a Docker engine answers, else a local KRaft JVM process
 (:class:`devtools.kafka_process.LocalKafka`), which must always work.
 
 Tiers: a test that uses a Kafka fixture is marked ``kafka``, one that uses ``spark`` is marked
-``spark``, and every other test is ``unit``; ``pytest -m unit`` runs the fast tier alone.
+``spark``, a long loop (SIGKILL, fuzzing, waiting out wall-clock deadlines) is marked ``slow``
+by its file, and every other test is ``unit``; ``pytest -m unit`` runs the fast tier alone,
+``pytest`` (``make test``) every tier.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.kafka)
         if fixtures & SPARK_FIXTURES and not item.get_closest_marker("spark"):
             item.add_marker(pytest.mark.spark)
-        if not any(item.get_closest_marker(m) for m in ("kafka", "spark", "unit")):
+        if not any(item.get_closest_marker(m) for m in ("kafka", "spark", "unit", "slow")):
             item.add_marker(pytest.mark.unit)
 
 

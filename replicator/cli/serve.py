@@ -72,6 +72,7 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
             certificate=Path(args.tls_cert), key=Path(args.tls_key),
             client_ca=Path(args.tls_client_ca) if args.tls_client_ca else None,
         ),
+        insecure_plaintext=args.insecure_plaintext,
         ssl_principal_mapping_rules=args.ssl_principal_mapping_rules,
         kerberos_rules=None if args.kerberos_principal_to_local_rules is None else tuple(
             r.strip() for r in args.kerberos_principal_to_local_rules.split(",") if r.strip()
@@ -159,11 +160,18 @@ def add_parser(commands: Any) -> None:
         "--authorize-from",
         action="append",
         metavar="CIDR",
-        help="networks that may ask for decisions without credentials (default: loopback)",
+        help="loopback networks that may ask for decisions without credentials (default: all "
+        "of loopback); callers off loopback authenticate as admin callers do",
     )
     a("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate")
     a("--tls-key", metavar="PEM")
     a("--tls-client-ca", metavar="PEM", help="accept client certificates signed by this CA")
+    a(
+        "--insecure-plaintext",
+        action="store_true",
+        help="allow plain HTTP on an address off loopback (tokens would cross the network in "
+        "clear); without it such a --listen needs --tls-cert and --tls-key",
+    )
     a("--ssl-principal-mapping-rules", metavar="RULES", help="Kafka's ssl.principal.mapping.rules")
     a(
         "--kerberos-principal-to-local-rules",
@@ -204,13 +212,28 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(handler=serve)  # fmt: skip
 
 
-def write_credential(data_dir: Path, principal: str, output: Path, url: str | None) -> None:
+def write_credential(
+    data_dir: Path,
+    principal: str,
+    output: Path,
+    url: str | None,
+    *,
+    max_lifetime_ms: int | None = None,
+) -> None:
     """A new bearer token for ``principal`` in the node's token store, written to ``output``."""
     from replicator.properties import PRINCIPAL_KEY, TOKEN_KEY, URL_KEY, write_properties
     from replicator.server.tokens import CREDENTIALS_FILE, CredentialStore
 
-    token = CredentialStore(data_dir / CREDENTIALS_FILE).create_token(principal)
+    store = CredentialStore(data_dir / CREDENTIALS_FILE)
+    token = store.create_token(principal, max_lifetime_ms=max_lifetime_ms)
     values = {PRINCIPAL_KEY: principal, TOKEN_KEY: token}
     if url:
         values[URL_KEY] = url
     write_properties(output, values, f"aclstore credential for {principal}. Keep it secret.")
+
+
+def revoke_credentials(data_dir: Path, *, token: str | None, principal: str | None) -> int:
+    """Remove a token (or every token of a principal) from the node's token store."""
+    from replicator.server.tokens import CREDENTIALS_FILE, CredentialStore
+
+    return CredentialStore(data_dir / CREDENTIALS_FILE).revoke(token=token, principal=principal)

@@ -1,7 +1,9 @@
 """Who may call the sidecar: loopback for decisions, authenticated principals for admin.
 
-* **Authorize endpoints** answer the broker next to the sidecar: callers from the configured
-  networks (loopback by default) or any authenticated caller.
+* **Authorize endpoints** answer the broker next to the sidecar: callers on loopback (all of it
+  by default, or the loopback networks configured) or any authenticated caller.  A caller off
+  loopback is authenticated exactly as an admin caller is: a decision names the principal it
+  is about, so an unauthenticated network caller could probe anyone's permissions.
 * **Admin endpoints** need an authenticated caller, by either
   - **mutual TLS**: the client certificate's subject, as ``X500Principal.getName()`` prints it
     (:func:`store.mapping.x500_get_name`), mapped by ``ssl.principal.mapping.rules``
@@ -60,8 +62,17 @@ class CallerPolicy:
             self.networks = tuple(ipaddress.ip_network(n, strict=False) for n in authorize_networks)
         except ValueError as exc:
             raise InvalidConfigError(
-                f"--authorize-from: {exc} (use CIDR, e.g. 10.0.0.0/8)"
+                f"--authorize-from: {exc} (use CIDR, e.g. 127.0.0.1/32)"
             ) from exc
+        for network in self.networks:
+            if not _is_loopback_network(network):
+                raise InvalidConfigError(
+                    f"--authorize-from {network}: decisions without credentials are answered on "
+                    "loopback only (127.0.0.0/8, ::1/128). Callers off loopback authenticate as "
+                    "admin callers do: a bearer token (aclstore credentials create) or a client "
+                    "certificate (--tls-client-ca); or run the node in the broker's network "
+                    "namespace so that the broker calls it on loopback"
+                )
         self.ssl_mapper = SslPrincipalMapper(ssl_principal_mapping_rules or "DEFAULT")
         self._network_cache: dict[str, bool] = {}
 
@@ -79,9 +90,7 @@ class CallerPolicy:
                 raise UnauthenticatedError(
                     "the Authorization header must be 'Bearer <token>' (see admin.properties)"
                 )
-            principal = self.credentials.principal_for(token.strip())
-            if principal is None:
-                raise UnauthenticatedError("the bearer token is not known to this node")
+            principal = self.credentials.authenticate(token.strip())
             return Caller(address, principal, "bearer")
         if peer_subject:
             dn = peer_distinguished_name(peer_subject)
@@ -110,9 +119,11 @@ class CallerPolicy:
 
     def check_authorize_caller(self, caller: Caller) -> None:
         if caller.principal is None and not self.in_authorize_networks(caller.address):
+            networks = ", ".join(map(str, self.networks)) or "no network"
             raise CallerNotAllowedError(
-                f"authorize endpoints answer callers from {', '.join(map(str, self.networks))} "
-                f"or authenticated callers; {caller.address} is neither"
+                f"authorize endpoints answer callers from {networks} without credentials, and "
+                f"authenticated callers (a bearer token or a client certificate); "
+                f"{caller.address} is neither"
             )
 
     def require_principal(self, caller: Caller) -> str:
@@ -122,3 +133,10 @@ class CallerPolicy:
                 "or 'Authorization: Bearer <token>' (see --command-config admin.properties)"
             )
         return caller.principal
+
+
+def _is_loopback_network(network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    return any(
+        network.version == loopback.version and network.subnet_of(loopback)  # type: ignore[arg-type]
+        for loopback in map(ipaddress.ip_network, LOOPBACK_NETWORKS)
+    )

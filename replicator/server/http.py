@@ -5,6 +5,12 @@ request after request), ``TCP_NODELAY`` and each response written in a single ``
 no answer waits on Nagle's algorithm.  Routes are exact ``(method, path)`` pairs; bodies are
 JSON with a ``Content-Length`` (no chunked uploads) up to a bound.
 
+A client cannot hold the node's threads (:class:`HttpLimits`): a request's line and headers
+must arrive within a deadline counted from its first byte and its body within a second one
+(a slow-loris client dribbling bytes is cut off, however steadily it sends), an idle
+keep-alive connection is closed after a while, and connections beyond a total or per-address
+bound are closed at once, as Kafka's ``max.connections`` and ``max.connections.per.ip`` do.
+
 Errors never escape as a 500 unless they are bugs: :func:`status_for` maps the store's typed
 errors to 4xx/503 answers whose JSON body names the error and its message.
 """
@@ -12,11 +18,13 @@ errors to 4xx/503 answers whose JSON body names the error and its message.
 from __future__ import annotations
 
 import contextlib
+import io
 import ipaddress
 import logging
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from email.message import Message
@@ -33,6 +41,7 @@ from store.errors import (
     AuthorizationError,
     AuthorizerNotReadyError,
     ClusterAuthorizationError,
+    InvalidConfigError,
     KafkaErrorCode,
     StoreError,
 )
@@ -41,6 +50,38 @@ MAX_BODY_BYTES: Final = 8 * 1024 * 1024
 IDLE_TIMEOUT_S: Final = 120.0
 TLS_HANDSHAKE_TIMEOUT_S: Final = 10.0
 JSON: Final = "application/json"
+_REFUSAL_LOG_INTERVAL_S: Final = 10.0
+_POLL_INTERVAL_S: Final = 0.05
+"""How often the accept loop looks for a stop: :meth:`SidecarHTTPServer.stop` waits up to this."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpLimits:
+    """What one client may hold of the server; every bound refuses or closes, never queues."""
+
+    max_body_bytes: int = MAX_BODY_BYTES
+    header_timeout_s: float = 10.0
+    """From a request's first byte to the end of its headers."""
+    body_timeout_s: float = 30.0
+    """From a request's first byte to the end of its body."""
+    idle_timeout_s: float = IDLE_TIMEOUT_S
+    """A keep-alive connection waiting this long for its next request is closed."""
+    tls_handshake_timeout_s: float = TLS_HANDSHAKE_TIMEOUT_S
+    max_connections: int = 1024
+    max_connections_per_address: int = 256
+    """Loopback counts as one address per loopback IP: the broker next door opens a pool."""
+
+    def __post_init__(self) -> None:
+        for name in ("header_timeout_s", "body_timeout_s", "idle_timeout_s",
+                     "tls_handshake_timeout_s", "max_body_bytes", "max_connections",
+                     "max_connections_per_address"):  # fmt: skip
+            if getattr(self, name) <= 0:
+                raise InvalidConfigError(f"HTTP limit {name}={getattr(self, name)!r}: must be > 0")
+        if self.body_timeout_s < self.header_timeout_s:
+            raise InvalidConfigError(
+                f"HTTP limit body_timeout_s={self.body_timeout_s} is shorter than "
+                f"header_timeout_s={self.header_timeout_s}; both count from the first byte"
+            )
 
 _log = logging.getLogger("aclstore.http")
 
@@ -150,7 +191,7 @@ class SidecarHTTPServer(ThreadingHTTPServer):
         *,
         tls: ssl.SSLContext | None = None,
         on_response: Callable[[str, int], None] | None = None,
-        max_body_bytes: int = MAX_BODY_BYTES,
+        limits: HttpLimits | None = None,
     ) -> None:
         host = address[0]
         with contextlib.suppress(ValueError):
@@ -162,7 +203,13 @@ class SidecarHTTPServer(ThreadingHTTPServer):
             self.methods_by_path.setdefault(route.path, []).append(route.method)
         self.tls = tls
         self.on_response = on_response
-        self.max_body_bytes = max_body_bytes
+        self.limits = limits or HttpLimits()
+        self.max_body_bytes = self.limits.max_body_bytes
+        self._open_lock = threading.Lock()
+        self._open_total = 0
+        self._open_by_address: dict[str, int] = {}
+        self._refused = 0
+        self._refusal_logged = -_REFUSAL_LOG_INTERVAL_S
         super().__init__(address, _Handler)
         if tls is not None:
             self.socket = tls.wrap_socket(
@@ -178,7 +225,7 @@ class SidecarHTTPServer(ThreadingHTTPServer):
         """Serve on a background thread."""
         self._thread = threading.Thread(
             target=self.serve_forever,
-            kwargs={"poll_interval": 0.2},
+            kwargs={"poll_interval": _POLL_INTERVAL_S},
             name="aclstore-http",
             daemon=True,
         )
@@ -191,9 +238,92 @@ class SidecarHTTPServer(ThreadingHTTPServer):
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    @property
+    def open_connections(self) -> int:
+        with self._open_lock:
+            return self._open_total
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Start the connection's thread, or close it at once when a connection bound is hit."""
+        address = str(client_address[0])
+        limits = self.limits
+        with self._open_lock:
+            per_address = self._open_by_address.get(address, 0)
+            refused = (
+                self._open_total >= limits.max_connections
+                or per_address >= limits.max_connections_per_address
+            )
+            if not refused:
+                self._open_total += 1
+                self._open_by_address[address] = per_address + 1
+        if refused:
+            self.shutdown_request(request)
+            self._log_refusal(address, per_address)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release(address)
+            raise
+
+    def _log_refusal(self, address: str, per_address: int) -> None:
+        # Once per interval: a client hammering the bound must not flood the log as well.
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._refusal_logged < _REFUSAL_LOG_INTERVAL_S:
+            return
+        limits = self.limits
+        _log.warning(
+            "closed %d connection(s) over the bounds, the last from %s: %d open from it (at most "
+            "%d), %d in all (at most %d)", self._refused, address, per_address,
+            limits.max_connections_per_address, self._open_total, limits.max_connections,
+        )  # fmt: skip
+        self._refused, self._refusal_logged = 0, now
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release(str(client_address[0]))
+
+    def _release(self, address: str) -> None:
+        with self._open_lock:
+            self._open_total -= 1
+            left = self._open_by_address.get(address, 1) - 1
+            if left > 0:
+                self._open_by_address[address] = left
+            else:
+                self._open_by_address.pop(address, None)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that vanished mid-request is not news; anything else is logged once.
         _log.debug("connection from %s ended with an error", client_address, exc_info=True)
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The connection's bytes, each receive bounded by the idle timeout and the deadline.
+
+    A socket timeout alone bounds each receive, so a client sending a byte now and then holds
+    the connection forever; the deadline bounds the whole request.
+    """
+
+    def __init__(self, sock: socket.socket, idle_timeout_s: float) -> None:
+        super().__init__()
+        self.sock = sock
+        self.idle_timeout_s = idle_timeout_s
+        self.deadline: float | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        timeout = self.idle_timeout_s
+        if self.deadline is not None:
+            timeout = min(timeout, self.deadline - time.monotonic())
+            if timeout <= 0:
+                raise TimeoutError("the request did not arrive within its deadline")
+        self.sock.settimeout(timeout)
+        return self.sock.recv_into(buffer)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -203,17 +333,43 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = IDLE_TIMEOUT_S
     server: SidecarHTTPServer
     peer_subject: PeerSubject | None = None
+    _reader: _DeadlineReader
+    _started = 0.0
 
     def setup(self) -> None:
+        limits = self.server.limits
         with contextlib.suppress(OSError):
             self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if isinstance(self.request, ssl.SSLSocket):
-            self.request.settimeout(TLS_HANDSHAKE_TIMEOUT_S)
+            self.request.settimeout(limits.tls_handshake_timeout_s)
             self.request.do_handshake()
             cert = self.request.getpeercert()
             if cert:
                 self.peer_subject = cert.get("subject")  # type: ignore[assignment]
         super().setup()
+        self._reader = _DeadlineReader(self.connection, limits.idle_timeout_s)
+        self._buffered = io.BufferedReader(self._reader)
+        self.rfile.close()  # the socket's own file object: only the deadline reader reads
+        self.rfile = self._buffered
+
+    def handle_one_request(self) -> None:
+        """Wait idle for a request's first byte, then give the request its deadlines."""
+        self._reader.deadline = None
+        try:
+            first = self._buffered.peek(1)
+        except (TimeoutError, OSError):
+            first = b""
+        if not first:  # closed by the client, or idle for too long
+            self.close_connection = True
+            return
+        self._started = time.monotonic()
+        self._reader.deadline = self._started + self.server.limits.header_timeout_s
+        super().handle_one_request()
+
+    def finish(self) -> None:
+        with contextlib.suppress(OSError):
+            super().finish()
+        self._reader.close()
 
     # Every method goes through one dispatcher; unknown methods get a JSON 405/404.
     def do_GET(self) -> None:
@@ -260,6 +416,7 @@ class _Handler(BaseHTTPRequestHandler):
         )  # fmt: skip
 
     def _read_body(self) -> bytes:
+        self._reader.deadline = self._started + self.server.limits.body_timeout_s
         if self.headers.get("Transfer-Encoding"):
             raise _BodyError(
                 411, "LENGTH_REQUIRED", "send the body with a Content-Length, not chunked"
@@ -278,7 +435,14 @@ class _Handler(BaseHTTPRequestHandler):
                 413, "PAYLOAD_TOO_LARGE",
                 f"the body has {length} bytes; at most {self.server.max_body_bytes} per request",
             )  # fmt: skip
-        body = self.rfile.read(length)
+        try:
+            body = self.rfile.read(length)
+        except TimeoutError:
+            raise _BodyError(
+                408, "REQUEST_TIMEOUT",
+                f"the body of {length} bytes did not arrive within "
+                f"{self.server.limits.body_timeout_s} s of the request's first byte",
+            ) from None  # fmt: skip
         if len(body) < length:
             raise _BodyError(
                 400, "BAD_REQUEST", "the connection closed before the whole body arrived"
@@ -298,6 +462,8 @@ class _Handler(BaseHTTPRequestHandler):
         payload = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
         if self.command != "HEAD":
             payload += response.body
+        # sendall's timeout bounds the whole answer, for a client that does not read it
+        self.connection.settimeout(self.server.limits.idle_timeout_s)
         self.wfile.write(payload)
         if self.server.on_response is not None:
             self.server.on_response(route_name, response.status)

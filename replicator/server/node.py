@@ -29,10 +29,10 @@ from replicator.contract.openapi import openapi_bytes
 from replicator.replica import Replica, ReplicaSettings
 from replicator.server.audit import BUFFER_FILE, AuditEmitter, AuditSettings, AuditSink
 from replicator.server.callers import LOOPBACK_NETWORKS, CallerPolicy
-from replicator.server.http import SidecarHTTPServer
+from replicator.server.http import HttpLimits, SidecarHTTPServer
 from replicator.server.metrics import SidecarMetrics
 from replicator.server.service import IdentityMapper, SidecarService
-from replicator.server.tls import TlsSettings
+from replicator.server.tls import TlsSettings, check_listener_security
 from replicator.server.tokens import (
     CREDENTIALS_FILE,
     AdminCredential,
@@ -93,6 +93,9 @@ class NodeSettings:
     super_users: tuple[str, ...] = ()
     authorize_networks: tuple[str, ...] = LOOPBACK_NETWORKS
     tls: TlsSettings | None = None
+    insecure_plaintext: bool = False
+    """Accept plain HTTP on an address off loopback (refused by default)."""
+    http_limits: HttpLimits = field(default_factory=HttpLimits)
     ssl_principal_mapping_rules: str | None = None
     kerberos_rules: tuple[str, ...] | None = None
     kerberos_default_realm: str = ""
@@ -172,6 +175,9 @@ class Node:
         for principal in s.all_super_users:
             KafkaPrincipal.parse(principal)
         host, port = parse_listen(s.listen)
+        check_listener_security(
+            s.listen, host, tls=s.tls, insecure_plaintext=s.insecure_plaintext
+        )
         self.data_dir.mkdir(parents=True, exist_ok=True)
         admin_log = self._open_log(create=True)
         replica_log = admin_log if not s.bootstrap_servers else self._open_log(create=False)
@@ -204,8 +210,9 @@ class Node:
         tls_context = s.tls.server_context() if s.tls is not None else None
         try:
             self.server = SidecarHTTPServer(
-                (host, port), service.routes(), tls=tls_context, on_response=self._count_response
-            )
+                (host, port), service.routes(), tls=tls_context,
+                on_response=self._count_response, limits=s.http_limits,
+            )  # fmt: skip
         except OSError as exc:
             raise InvalidConfigError(
                 f"cannot listen on {s.listen}: {exc.strerror}; pick another --listen"

@@ -1,7 +1,12 @@
-"""TLS of the listener: its files, and a client certificate's subject as Kafka prints it."""
+"""TLS of the listener: its files, whether it may go without, and a client certificate's subject.
+
+A listener off loopback carries bearer tokens and decisions across the network, so it serves
+HTTPS unless the operator explicitly accepts plain HTTP (:func:`check_listener_security`).
+"""
 
 from __future__ import annotations
 
+import ipaddress
 import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,3 +80,38 @@ class TlsSettings:
         except (OSError, ssl.SSLError) as exc:
             raise InvalidConfigError(f"cannot load the TLS files of the listener: {exc}") from exc
         return context
+
+
+LOOPBACK_HOST_NAMES: Final = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a ``--listen`` host) can only be reached from this machine.
+
+    Any other name counts as reachable from the network: a name is not resolved here, and a
+    wildcard (``0.0.0.0``, ``::``) listens on every interface.
+    """
+    if host.lower() in LOOPBACK_HOST_NAMES:
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return False
+    if address.version == 6 and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+def check_listener_security(
+    listen: str, host: str, *, tls: TlsSettings | None, insecure_plaintext: bool
+) -> None:
+    """Refuse plain HTTP off loopback unless the operator said ``--insecure-plaintext``."""
+    if tls is not None or insecure_plaintext or is_loopback_host(host):
+        return
+    raise InvalidConfigError(
+        f"--listen {listen}: {host} is not a loopback address, and without TLS the bearer "
+        "tokens and the decisions would cross the network in clear. Give the listener a "
+        "certificate: --tls-cert server.pem --tls-key server.key (add --tls-client-ca ca.pem to "
+        "accept client certificates; docker/make-certs.sh makes a CA and a server certificate "
+        "with openssl), or listen on 127.0.0.1, or accept plain HTTP with --insecure-plaintext"
+    )

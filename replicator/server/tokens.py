@@ -2,7 +2,9 @@
 
 Tokens are kept hashed (SHA-256) in ``credentials.json`` in the data directory; the token
 itself is written only into the caller's ``--command-config`` file (``admin.properties``,
-readable by its owner only).
+readable by its owner only).  A token may carry an expiry time (like a Kafka delegation
+token's ``max.lifetime``) and is revoked by removing it from the file; a running node sees
+both at once, since it checks the file for changes on every lookup.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from replicator.properties import (
     read_properties,
     write_properties,
 )
+from replicator.server.errors import UnauthenticatedError
 from store.errors import InvalidConfigError
 from store.principal import KafkaPrincipal
 
@@ -37,23 +40,39 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class _Grant:
+    principal: str
+    expires_ms: int | None
+
+
 class CredentialStore:
     """Bearer tokens bound to principals, stored as SHA-256 digests in ``credentials.json``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._by_digest: dict[str, str] = {}
+        self._by_digest: dict[str, _Grant] = {}
         self._entries: list[dict[str, Any]] = []
-        self._mtime = 0
+        self._stamp: tuple[int, int, int] | None = None
         if path.exists():
+            self._changed_on_disk()  # before reading: a change in between is read again later
             self._load()
-            self._changed_on_disk()
 
     def _load(self) -> None:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             entries = list(data["tokens"])
-            by_digest = {str(e["sha256"]): str(e["principal"]) for e in entries}
+            by_digest = {
+                str(e["sha256"]): _Grant(
+                    str(e["principal"]),
+                    None if e.get("expiresMs") is None else int(e["expiresMs"]),
+                )
+                for e in entries
+            }
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InvalidConfigError(
                 f"credential file {self.path} is unreadable ({exc}); restore it or delete it "
@@ -61,43 +80,98 @@ class CredentialStore:
             ) from exc
         self._entries, self._by_digest = entries, by_digest
 
-    def create_token(self, principal: str) -> str:
-        """A new random token for ``principal``; only its digest is kept."""
+    def create_token(self, principal: str, *, max_lifetime_ms: int | None = None) -> str:
+        """A new random token for ``principal``, valid for ``max_lifetime_ms`` if given."""
         KafkaPrincipal.parse(principal)
+        if max_lifetime_ms is not None and max_lifetime_ms <= 0:
+            raise InvalidConfigError(
+                f"a token lifetime of {max_lifetime_ms} ms has expired already; give a positive one"
+            )
+        self._refresh()
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         digest = _digest(token)
-        entry = {"principal": principal, "sha256": digest, "createdMs": int(time.time() * 1000)}
+        now = _now_ms()
+        expires = None if max_lifetime_ms is None else now + max_lifetime_ms
+        entry: dict[str, Any] = {"principal": principal, "sha256": digest, "createdMs": now}
+        if expires is not None:
+            entry["expiresMs"] = expires
         self._entries.append(entry)
-        self._by_digest[digest] = principal
+        self._by_digest[digest] = _Grant(principal, expires)
         self._save()
         return token
 
-    def principal_for(self, token: str) -> str | None:
-        """The principal of ``token``; rereads the file when another process added tokens."""
-        digest = _digest(token)
-        found = self._find(digest)
-        if found is None and self._changed_on_disk():
-            self._load()
-            found = self._find(digest)
-        return found
+    def revoke(self, *, token: str | None = None, principal: str | None = None) -> int:
+        """Remove ``token``, or every token of ``principal``; how many were removed."""
+        if (token is None) == (principal is None):
+            raise InvalidConfigError("revoke one token or the tokens of one principal, not both")
+        self._refresh()
+        digest = None if token is None else _digest(token)
+        kept = [
+            e for e in self._entries
+            if not (e["sha256"] == digest or (principal is not None and e["principal"] == principal))
+        ]  # fmt: skip
+        removed = len(self._entries) - len(kept)
+        if removed:
+            self._entries = kept
+            self._by_digest = {
+                d: g for d, g in self._by_digest.items()
+                if d != digest and (principal is None or g.principal != principal)
+            }  # fmt: skip
+            self._save()
+        return removed
 
-    def _find(self, digest: str) -> str | None:
-        for known, principal in self._by_digest.items():
+    def principal_for(self, token: str, *, now_ms: int | None = None) -> str | None:
+        """The principal of ``token`` if it is known and unexpired (None otherwise)."""
+        grant = self._lookup(token)
+        if grant is None or _expired(grant, now_ms):
+            return None
+        return grant.principal
+
+    def authenticate(self, token: str, *, now_ms: int | None = None) -> str:
+        """The principal of ``token``; an unknown, revoked or expired token is refused."""
+        grant = self._lookup(token)
+        if grant is None:
+            raise UnauthenticatedError(
+                "the bearer token is not known to this node (a token of another node, or a "
+                "revoked one): use the --command-config file this node wrote"
+            )
+        if _expired(grant, now_ms):
+            raise UnauthenticatedError(
+                f"the bearer token of {grant.principal} expired at {grant.expires_ms} ms since "
+                "the epoch; create a new one with aclstore credentials create"
+            )
+        return grant.principal
+
+    def _lookup(self, token: str) -> _Grant | None:
+        # Another process (``aclstore credentials create`` or ``revoke``) may have changed the
+        # file: a revoked token must stop working at once, so the file is checked every time.
+        self._refresh()
+        digest = _digest(token)
+        for known, grant in self._by_digest.items():
             if hmac.compare_digest(known, digest):
-                return principal
+                return grant
         return None
+
+    def _refresh(self) -> None:
+        if self._changed_on_disk():
+            if self.path.exists():
+                self._load()
+            else:
+                self._entries, self._by_digest = [], {}
 
     def _changed_on_disk(self) -> bool:
         try:
-            mtime = self.path.stat().st_mtime_ns
+            st = self.path.stat()
         except OSError:
-            return False
-        changed = mtime != self._mtime
-        self._mtime = mtime
+            stamp = None
+        else:
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        changed = stamp != self._stamp
+        self._stamp = stamp
         return changed
 
     def principals(self) -> list[str]:
-        return sorted(set(self._by_digest.values()))
+        return sorted({grant.principal for grant in self._by_digest.values()})
 
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,6 +181,10 @@ class CredentialStore:
             json.dump({"version": 1, "tokens": self._entries}, out, indent=2)
         os.replace(tmp, self.path)
         self._changed_on_disk()
+
+
+def _expired(grant: _Grant, now_ms: int | None) -> bool:
+    return grant.expires_ms is not None and (now_ms or _now_ms()) >= grant.expires_ms
 
 
 @dataclass(frozen=True, slots=True)

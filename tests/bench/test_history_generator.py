@@ -7,10 +7,10 @@ import pytest
 from bench.history import WATCHED, synthetic_history, watched_intervals
 from store.events import AclCreated, AclDeleted, ConfigAltered
 
-pytestmark = pytest.mark.unit
+# Unmarked tests are the unit tier (tests/conftest.py); the longest history is the slow tier.
 
 
-@pytest.mark.parametrize("count", [1_000, 150_003, 400_000])
+@pytest.mark.parametrize("count", [1_000, 150_003, pytest.param(400_000, marks=pytest.mark.slow)])
 def test_every_delete_names_a_live_binding_and_creates_are_new(count: int) -> None:
     live: set[object] = set()
     times: list[int] = []

@@ -95,7 +95,7 @@ def test_an_authenticated_caller_needs_kafkas_cluster_permissions(
 
 
 def test_decisions_answer_only_the_configured_networks_or_authenticated_callers(tmp_path: Path) -> None:
-    node = start_node(tmp_path / "n", authorize_networks=("10.0.0.0/8",))
+    node = start_node(tmp_path / "n", authorize_networks=("127.0.0.2/32",))
     raw = Raw(node)
     try:
         request = {

@@ -21,7 +21,7 @@ from replicator.properties import read_properties
 from replicator.server.node import Node
 from store.acl import AclOperation, ResourceType
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.slow  # hundreds of requests against a live node
 
 ROUTES = [
     ("GET", "/healthz"),

@@ -3,7 +3,10 @@ differential check of its answers against the pure decision rules.
 
 The SIGKILL loop runs a replica in a child process (this file, run as a script) and kills it
 at random moments while it ingests 100,000 events; after every kill the index on disk must be
-exactly a fresh replay of the log up to the offset the index says it applied.
+exactly a fresh replay of the log up to the offset the index says it applied: the same
+bindings and the same settings (``super.users``, ``allow.everyone.if.no.acl.found``,
+``acl.format.version``), which the log changes now and then.  The loops are the slow tier
+(``pytest -m slow``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from replica_support import (
@@ -27,6 +31,7 @@ from replica_support import (
     LogFactory,
     append_events,
     binding,
+    config,
     created,
     random_events,
     replay,
@@ -54,7 +59,14 @@ from store.authorizer import (
 )
 from store.codec import decode_event, event_key, parse_key
 from store.codec.keys import ConfigKey
-from store.events import LATEST_FORMAT_VERSION, AclCreated, AclDeleted, ConfigAltered
+from store.events import (
+    LATEST_FORMAT_VERSION,
+    SUPPORTED_FORMAT_VERSIONS,
+    AclCreated,
+    AclDeleted,
+    ChangeEvent,
+    ConfigAltered,
+)
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog
 
 HERE = Path(__file__).resolve()
@@ -86,36 +98,61 @@ def child_main(log_spec: str, index_dir: str, batch_records: int) -> None:
 # --- the SIGKILL loop -----------------------------------------------------------------------
 
 
+SETTINGS = {
+    "super.users": ["User:admin", "User:alice;User:bob", "User:carol", None],
+    "allow.everyone.if.no.acl.found": ["true", "false", None],
+    "acl.format.version": [*map(str, SUPPORTED_FORMAT_VERSIONS), None],
+}
+
+
+def events_with_settings(rng: random.Random, count: int, names: list[str]) -> list[ChangeEvent]:
+    """``count`` events: bindings created and deleted, and every setting changed now and then."""
+    changes = 300
+    events = random_events(rng, count - changes, names=names)
+    for _ in range(changes):
+        name = rng.choice(sorted(SETTINGS))
+        events.insert(rng.randrange(len(events) + 1), config(name, rng.choice(SETTINGS[name])))
+    return events
+
+
 class LogTimeline:
-    """The log read once with the codec alone; ``state_at(offset)`` replays a prefix with a dict."""
+    """The log read once with the codec alone; ``state_at(offset)`` replays a prefix with dicts."""
 
     def __init__(self, log: ChangeLog) -> None:
-        self.changes: list[tuple[int, bytes, AclBinding | None]] = []
+        # (offset, is a setting, binding key or setting name, binding or value; None removes)
+        self.changes: list[tuple[int, bool, bytes | str, AclBinding | str | None]] = []
         self.end = log.watermarks()[1] - 1
         position = 0
         while position <= self.end:
             for rec in log.read(position, max_records=20_000, timeout=1.0):
                 position = rec.offset + 1
                 if rec.value is None:
-                    if not isinstance(parse_key(rec.key), ConfigKey):
-                        self.changes.append((rec.offset, rec.key, None))
+                    target = parse_key(rec.key)
+                    if isinstance(target, ConfigKey):
+                        self.changes.append((rec.offset, True, target.name, None))
+                    else:
+                        self.changes.append((rec.offset, False, rec.key, None))
                     continue
                 event = decode_event(rec.value)
                 if isinstance(event, AclCreated):
-                    self.changes.append((rec.offset, rec.key, event.binding))
+                    self.changes.append((rec.offset, False, rec.key, event.binding))
                 elif isinstance(event, AclDeleted):
-                    self.changes.append((rec.offset, rec.key, None))
+                    self.changes.append((rec.offset, False, rec.key, None))
+                elif isinstance(event, ConfigAltered):
+                    self.changes.append((rec.offset, True, event.name, event.value))
 
-    def state_at(self, offset: int) -> dict[bytes, AclBinding]:
+    def state_at(self, offset: int) -> tuple[dict[bytes, AclBinding], dict[str, str]]:
         live: dict[bytes, AclBinding] = {}
-        for at, key, value in self.changes:
+        settings: dict[str, str] = {}
+        for at, is_setting, key, value in self.changes:
             if at > offset:
                 break
+            table: dict[Any, Any] = settings if is_setting else live
             if value is None:
-                live.pop(key, None)
+                table.pop(key, None)
             else:
-                live[key] = value
-        return live
+                table[key] = value
+        return live, settings
 
 
 def check_index_equals_replay(index_dir: Path, timeline: LogTimeline, *, deep: bool) -> int:
@@ -126,11 +163,12 @@ def check_index_equals_replay(index_dir: Path, timeline: LogTimeline, *, deep: b
     index = AclIndex(index_dir, reader_version=LATEST_FORMAT_VERSION)
     try:
         applied = index.position.offset
-        expected = timeline.state_at(applied)
+        expected, settings = timeline.state_at(applied)
         view = index.view()
         found = list(view.bindings())
         assert len(found) == len(expected) == index.counters.bindings, f"at offset {applied}"
         assert set(found) == set(expected.values()), f"at offset {applied}"
+        assert dict(index.config) == settings, f"settings at offset {applied}"
         if not deep:
             return applied
         # the secondary tables agree with the primary one
@@ -192,21 +230,29 @@ def sigkill_loop(
     return kills, offsets
 
 
+@pytest.mark.slow
 def test_sigkilled_replica_process_restarts_to_exactly_the_replayed_log(tmp_path: Path) -> None:
     log = EmbeddedChangeLog(tmp_path / "log")
     try:
-        events = random_events(random.Random(100), 100_000, names=_many_names())
+        events = events_with_settings(random.Random(100), 100_000, _many_names())
         append_events(log, events, chunk=10_000)
         assert log.watermarks() == (0, 100_000)
+        timeline = LogTimeline(log)
+        # The comparison has teeth: every setting takes several values along the log.
+        for name, values in SETTINGS.items():
+            seen = {value for _, is_setting, key, value in timeline.changes if is_setting and key == name}
+            assert seen == set(values), name
         _, offsets = sigkill_loop(
             f"embedded:{tmp_path / 'log'}", log, tmp_path / "index", min_kills=20, batch_records=500
         )
         assert offsets[-1] == 99_999
         assert len(set(offsets[1:-1])) > 10, f"kills did not land at varied offsets: {offsets}"
+        assert timeline.state_at(99_999)[1], "the log ends with no setting at all: a weak check"
     finally:
         log.close()
 
 
+@pytest.mark.slow
 @pytest.mark.kafka
 def test_sigkilled_replica_process_on_kafka(
     kafka_bootstrap: str, unique_topic: object, tmp_path: Path
@@ -214,12 +260,34 @@ def test_sigkilled_replica_process_on_kafka(
     topic = unique_topic("sigkill")  # type: ignore[operator]
     log = KafkaChangeLog(kafka_bootstrap, topic)
     try:
-        append_events(log, random_events(random.Random(101), 40_000, names=_many_names()))
+        append_events(log, events_with_settings(random.Random(101), 40_000, _many_names()))
         _, offsets = sigkill_loop(
             f"kafka:{kafka_bootstrap}/{topic}", log, tmp_path / "index", min_kills=8,
             batch_records=500,
         )
         assert offsets[-1] == 39_999
+    finally:
+        log.close()
+
+
+def test_the_replay_comparison_checks_the_settings_too(tmp_path: Path) -> None:
+    """The SIGKILL loop's check fails on an index whose settings differ from the replay."""
+    log = EmbeddedChangeLog(tmp_path / "log")
+    try:
+        events = [
+            created(binding()),
+            config("super.users", "User:alice"),
+            config("allow.everyone.if.no.acl.found", "true"),
+        ]
+        append_events(log, events)
+        with Replica.open(tmp_path / "index", log) as replica:
+            assert replica.wait_until_ready(30)
+        timeline = LogTimeline(log)
+        assert check_index_equals_replay(tmp_path / "index", timeline, deep=True) == 2
+        # A setting the index never saw: the same bindings, different settings.
+        timeline.changes.insert(0, (0, True, "acl.format.version", "1"))
+        with pytest.raises(AssertionError, match="settings at offset 2"):
+            check_index_equals_replay(tmp_path / "index", timeline, deep=False)
     finally:
         log.close()
 
@@ -330,6 +398,7 @@ def replay_without(log: ChangeLog, skipped: int) -> dict[bytes, AclBinding]:
 # --- differential: the replica's answers equal the pure rules over the replayed live set -----
 
 
+@pytest.mark.slow  # 3,000 random decisions, each compared with the pure rules
 def test_differential_replica_answers_equal_the_pure_rules(
     open_log: LogFactory, tmp_path: Path
 ) -> None:

@@ -13,7 +13,7 @@ from devtools import maven
 from devtools.errors import RuntimeSetupError
 from devtools.kafka_process import free_port
 
-pytestmark = pytest.mark.unit
+# Unmarked tests are the unit tier (tests/conftest.py); a real Maven run (a JVM) is the slow one.
 
 
 def _run_module_with_path(path: str, cache: Path) -> subprocess.CompletedProcess[str]:
@@ -41,6 +41,7 @@ def test_no_maven_is_one_line_naming_maven(tmp_path: Path) -> None:
     assert "mvn not found on PATH" in proc.stderr and "Maven" in proc.stderr
 
 
+@pytest.mark.slow
 def test_no_route_to_maven_central_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A real Maven run against a mirror on a closed loopback port, with an empty local repository.
     settings = tmp_path / "settings.xml"
