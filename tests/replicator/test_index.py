@@ -374,7 +374,7 @@ def test_a_change_drops_only_the_cached_answers_it_can_affect(index: AclIndex) -
     }
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32 - 1))
 def test_cached_answers_equal_a_replay_under_interleaved_changes(
     tmp_path_factory: pytest.TempPathFactory, seed: int
