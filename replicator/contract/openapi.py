@@ -153,6 +153,16 @@ def _shapes() -> dict[str, Schema]:
                     enum=[PatternType.LITERAL.name],
                     description="Only LITERAL resources are authorized (Kafka's rule).",
                 ),
+                "logIfAllowed": {
+                    "type": "boolean", "default": True,
+                    "description": "Kafka's Action.logIfAllowed: false leaves an ALLOWED "
+                    "result out of the audit trail.",
+                },
+                "logIfDenied": {
+                    "type": "boolean", "default": True,
+                    "description": "Kafka's Action.logIfDenied: false (a check that only "
+                    "filters) leaves a DENIED result out of the audit trail.",
+                },
             },
             required=("operation", "resourceType", RESOURCE_NAME), closed=True,
         ),
@@ -189,6 +199,13 @@ def _shapes() -> dict[str, Schema]:
                 "binding": ref("AclBinding"),
             },
             required=("rule", "description"),
+        ),
+        "OnBehalfOf": _object(
+            {"principal": _string(example="User:alice"), "host": _string(example="10.0.0.1")},
+            required=("principal", "host"), closed=True,
+            description="The Kafka client a broker's authorizer plugin acts for: the store "
+            "checks and records it as the actor. The authenticated caller needs CLUSTER_ACTION "
+            "on the CLUSTER (as a forwarding broker does, KIP-590).",
         ),
         "ItemError": {
             "type": ["object", "null"],
@@ -262,7 +279,8 @@ def _admin_bodies() -> dict[str, Schema]:
     })  # fmt: skip
     return {
         "CreateAclsRequest": _object(
-            {"bindings": _array(ref("AclBinding"), maxItems=MAX_ITEMS)},
+            {"bindings": _array(ref("AclBinding"), maxItems=MAX_ITEMS),
+             "onBehalfOf": ref("OnBehalfOf")},
             required=("bindings",), closed=True,
         ),
         "CreateAclsResponse": _object(
@@ -276,7 +294,8 @@ def _admin_bodies() -> dict[str, Schema]:
             required=("results", "offset"),
         ),
         "DescribeAclsRequest": _object(
-            {"filter": ref("AclBindingFilter"), "minOffset": {"type": "integer", "minimum": -1}},
+            {"filter": ref("AclBindingFilter"), "minOffset": {"type": "integer", "minimum": -1},
+             "onBehalfOf": ref("OnBehalfOf")},
             closed=True,
         ),
         "DescribeAclsResponse": _object(
@@ -284,7 +303,8 @@ def _admin_bodies() -> dict[str, Schema]:
             required=("bindings", "offset"),
         ),
         "DeleteAclsRequest": _object(
-            {"filters": _array(ref("AclBindingFilter"), maxItems=MAX_ITEMS)},
+            {"filters": _array(ref("AclBindingFilter"), maxItems=MAX_ITEMS),
+             "onBehalfOf": ref("OnBehalfOf")},
             required=("filters",), closed=True,
         ),
         "DeleteAclsResponse": _object(

@@ -63,6 +63,19 @@ class Identity:
 
 
 @dataclass(frozen=True, slots=True)
+class LogFlags:
+    """``Action.logIfAllowed`` / ``logIfDenied`` (KIP-504): whether a decision is worth an audit
+    record.  A broker clears them for checks that only filter (which topics to list), whose
+    denials are expected; Kafka's own authorizers log those at DEBUG, not in the audit trail."""
+
+    if_allowed: bool = True
+    if_denied: bool = True
+
+
+LOG_ALWAYS: Final = LogFlags()
+
+
+@dataclass(frozen=True, slots=True)
 class AuthorizeRequest:
     identity: Identity
     host: str
@@ -70,6 +83,8 @@ class AuthorizeRequest:
     min_offset: int | None
     explain: bool
     timeout_s: float | None
+    log: tuple[LogFlags, ...] = ()
+    """One per action (empty: log every decision)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +119,34 @@ class RequestCheckRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class OnBehalfOf:
+    """The Kafka client an admin request is made for, by a broker's authorizer plugin.
+
+    The authenticated caller (the plugin's credential) must hold CLUSTER_ACTION on the CLUSTER,
+    as a forwarding broker must for KIP-590's envelope; the store then checks and records this
+    principal, the broker-side caller, as the actor."""
+
+    principal: str
+    host: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreateAclsRequest:
+    items: list[AclBinding | InvalidItem]
+    on_behalf_of: OnBehalfOf | None
+
+
+@dataclass(frozen=True, slots=True)
 class DescribeAclsRequest:
     acl_filter: AclBindingFilter
     min_offset: int | None
+    on_behalf_of: OnBehalfOf | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteAclsRequest:
+    filters: list[AclBindingFilter]
+    on_behalf_of: OnBehalfOf | None
 
 
 # --- identities and actions -----------------------------------------------------------------
@@ -130,7 +170,8 @@ def identity(data: Mapping[str, Any]) -> Identity:
     return Identity(kind, value)
 
 
-_ACTION_KEYS = frozenset({"operation", "resourceType", RESOURCE_NAME, "patternType"})
+_LOG_KEYS = ("logIfAllowed", "logIfDenied")
+_ACTION_KEYS = frozenset({"operation", "resourceType", RESOURCE_NAME, "patternType", *_LOG_KEYS})
 _AUTHORIZE_KEYS = frozenset(
     {*_IDENTITY_KEYS, "host", "actions", "minOffset", "explain", "timeoutMs"}
 )
@@ -148,10 +189,19 @@ def action(value: Any, path: str) -> Action:
     return Action(operation, resource_type, name)
 
 
+def log_flags(value: Any, path: str) -> LogFlags:
+    """An action's ``logIfAllowed`` / ``logIfDenied``, each true when absent."""
+    if not isinstance(value, dict) or not any(key in value for key in _LOG_KEYS):
+        return LOG_ALWAYS
+    flags = [True if value.get(key) is None else flag(value, key, path) for key in _LOG_KEYS]
+    return LogFlags(if_allowed=flags[0], if_denied=flags[1])
+
+
 def authorize_request(body: Any) -> AuthorizeRequest:
     data = obj(body, "", _AUTHORIZE_KEYS)
     items = array(data, "actions", "", limit=MAX_ACTIONS)
     actions = [action(item, f"actions[{i}]") for i, item in enumerate(items)]
+    log = tuple(log_flags(item, f"actions[{i}]") for i, item in enumerate(items))
     return AuthorizeRequest(
         identity(data),
         text(data, "host", ""),
@@ -159,6 +209,7 @@ def authorize_request(body: Any) -> AuthorizeRequest:
         min_offset(data),
         flag(data, "explain", ""),
         timeout_s(data),
+        () if all(f is LOG_ALWAYS for f in log) else log,
     )
 
 
@@ -229,19 +280,49 @@ def request_check_request(
     )
 
 
+ON_BEHALF_OF: Final = "onBehalfOf"
+
+
+def on_behalf_of(data: Mapping[str, Any]) -> OnBehalfOf | None:
+    """``{"principal": "User:alice", "host": "10.0.0.1"}``, or None when absent."""
+    value = data.get(ON_BEHALF_OF)
+    if value is None:
+        return None
+    item = obj(value, ON_BEHALF_OF, frozenset({"principal", "host"}))
+    principal = text(item, "principal", ON_BEHALF_OF)
+    check_principal(principal, f"{ON_BEHALF_OF}.principal")
+    return OnBehalfOf(principal, text(item, "host", ON_BEHALF_OF))
+
+
+def create_request(body: Any) -> CreateAclsRequest:
+    data = obj(body, "", frozenset({"bindings", ON_BEHALF_OF}))
+    items = [binding(item, f"bindings[{i}]") for i, item in enumerate(array(data, "bindings", ""))]
+    return CreateAclsRequest(items, on_behalf_of(data))
+
+
 def bindings(body: Any) -> list[AclBinding | InvalidItem]:
-    data = obj(body, "", frozenset({"bindings"}))
-    return [binding(item, f"bindings[{i}]") for i, item in enumerate(array(data, "bindings", ""))]
+    """The bindings of a create request (:func:`create_request` without its actor)."""
+    return create_request(body).items
 
 
 def describe_request(body: Any) -> DescribeAclsRequest:
-    data = obj(body, "", frozenset({"filter", "minOffset"}))
-    return DescribeAclsRequest(acl_filter(data.get("filter"), "filter"), min_offset(data))
+    data = obj(body, "", frozenset({"filter", "minOffset", ON_BEHALF_OF}))
+    return DescribeAclsRequest(
+        acl_filter(data.get("filter"), "filter"), min_offset(data), on_behalf_of(data)
+    )
+
+
+def delete_request(body: Any) -> DeleteAclsRequest:
+    data = obj(body, "", frozenset({"filters", ON_BEHALF_OF}))
+    filters = [
+        acl_filter(item, f"filters[{i}]") for i, item in enumerate(array(data, "filters", ""))
+    ]
+    return DeleteAclsRequest(filters, on_behalf_of(data))
 
 
 def delete_filters(body: Any) -> list[AclBindingFilter]:
-    data = obj(body, "", frozenset({"filters"}))
-    return [acl_filter(item, f"filters[{i}]") for i, item in enumerate(array(data, "filters", ""))]
+    """The filters of a delete request (:func:`delete_request` without its actor)."""
+    return delete_request(body).filters
 
 
 def describe_configs_request(body: Any) -> tuple[str, ...]:

@@ -27,10 +27,10 @@ from replicator.server.audit import AuditEmitter
 from replicator.server.callers import Caller, CallerPolicy
 from replicator.server.http import HttpRequest, Response, Route, RouteHandler
 from replicator.server.metrics import CONTENT_TYPE, ReplicaFigures, SidecarMetrics
-from store.acl import AclBinding, AclOperation, PatternType, ResourceType
+from store.acl import CLUSTER_NAME, AclBinding, AclOperation, PatternType, ResourceType
 from store.admin import AclAdmin
 from store.authorizer import ALLOWED, Action, Decision
-from store.errors import StoreError
+from store.errors import ClusterAuthorizationError, StoreError
 from store.kafka_apis import checks_for
 from store.mapping import KerberosShortNamer, SslPrincipalMapper, x500_get_name
 from store.principal import KafkaPrincipal
@@ -179,6 +179,24 @@ class SidecarService:
     def _admin_principal(self, request: HttpRequest) -> str:
         return self.policy.require_principal(self._caller(request))
 
+    def _admin_actor(
+        self, caller: str, request: HttpRequest, on_behalf_of: requests.OnBehalfOf | None
+    ) -> tuple[str, str]:
+        """The actor and host the store checks and records: the authenticated caller, or the
+        Kafka client a broker's authorizer plugin acts for (``onBehalfOf``).  Acting for another
+        principal needs CLUSTER_ACTION on the CLUSTER, as a forwarding broker does (KIP-590)."""
+        if on_behalf_of is None:
+            return caller, request.address
+        probe = Action(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+        decision = self.replica.authorize(caller, request.address, [probe]).value[0]
+        if decision.result is not ALLOWED:
+            raise ClusterAuthorizationError(
+                f"{caller} may not act on behalf of {on_behalf_of.principal}: that needs "
+                "CLUSTER_ACTION on the CLUSTER (grant it to the broker plugin's principal, or "
+                "use a super user's credential)"
+            )
+        return on_behalf_of.principal, on_behalf_of.host
+
     # --- decisions ----------------------------------------------------------------------------
 
     def authorize(self, request: HttpRequest) -> Response:
@@ -195,7 +213,9 @@ class SidecarService:
             decisions, answer.offset, explain=body.explain,
             mapped_principal=self._mapped(body.identity, principal),
         )  # fmt: skip
-        self._account("authorize", principal, body.host, body.actions, decisions, answer.offset)
+        self._account(
+            "authorize", principal, body.host, body.actions, decisions, answer.offset, body.log
+        )
         self.metrics.observe_latency("authorize", time.perf_counter() - started)
         return Response.json(out)
 
@@ -274,32 +294,44 @@ class SidecarService:
         actions: Sequence[Action],
         decisions: Sequence[Decision],
         offset: int,
+        log: Sequence[requests.LogFlags] = (),
     ) -> None:
         allowed = sum(1 for d in decisions if d.result is ALLOWED)
         self.metrics.count_decisions(endpoint, allowed, len(decisions) - allowed)
         if self.audit is not None:
-            self.audit.record(principal, host, actions, decisions, offset)
+            if log:  # the broker marked some checks as not worth an audit record (KIP-504)
+                kept = [
+                    i for i, (flags, d) in enumerate(zip(log, decisions, strict=True))
+                    if (flags.if_allowed if d.result is ALLOWED else flags.if_denied)
+                ]  # fmt: skip
+                actions = [actions[i] for i in kept]
+                decisions = [decisions[i] for i in kept]
+            if actions:
+                self.audit.record(principal, host, actions, decisions, offset)
 
     # --- ACL administration (KIP-140) -------------------------------------------------------
 
     def create_acls(self, request: HttpRequest) -> Response:
-        actor = self._admin_principal(request)
-        items = requests.bindings(request.json())
-        valid = [item for item in items if isinstance(item, AclBinding)]
-        result = self.admin.create_acls(valid, actor=actor, host=request.address)
-        return Response.json(answers.create_acls_answer(items, result))
+        caller = self._admin_principal(request)
+        body = requests.create_request(request.json())
+        actor, host = self._admin_actor(caller, request, body.on_behalf_of)
+        valid = [item for item in body.items if isinstance(item, AclBinding)]
+        result = self.admin.create_acls(valid, actor=actor, host=host)
+        return Response.json(answers.create_acls_answer(body.items, result))
 
     def describe_acls(self, request: HttpRequest) -> Response:
-        actor = self._admin_principal(request)
+        caller = self._admin_principal(request)
         body = requests.describe_request(request.json() if request.body.strip() else {})
-        result = self.admin.describe_acls(body.acl_filter, actor=actor, host=request.address)
+        actor, host = self._admin_actor(caller, request, body.on_behalf_of)
+        result = self.admin.describe_acls(body.acl_filter, actor=actor, host=host)
         self._check_min_offset(body.min_offset, result.offset)
         return Response.json(answers.describe_acls_answer(result))
 
     def delete_acls(self, request: HttpRequest) -> Response:
-        actor = self._admin_principal(request)
-        filters = requests.delete_filters(request.json())
-        result = self.admin.delete_acls(filters, actor=actor, host=request.address)
+        caller = self._admin_principal(request)
+        body = requests.delete_request(request.json())
+        actor, host = self._admin_actor(caller, request, body.on_behalf_of)
+        result = self.admin.delete_acls(body.filters, actor=actor, host=host)
         return Response.json(answers.delete_acls_answer(result))
 
     @staticmethod
