@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup jars serve test lint typecheck pytest unit clean
+.PHONY: setup jars plugin serve test lint typecheck pytest unit clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found: install Python 3.11"; exit 2; }
@@ -22,6 +22,9 @@ setup: $(STAMP)
 jars: setup
 	$(BIN)/python -m devtools jars
 
+plugin: setup
+	$(BIN)/python -m devtools plugin
+
 serve: jars
 	$(BIN)/aclstore serve $(ARGS)
 
@@ -31,7 +34,7 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-pytest: jars
+pytest: jars plugin
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest

@@ -2,6 +2,7 @@
 
 * ``jars`` (the default): resolve every jar the tests, benchmarks and jobs need, or say in one
   line what is missing (``make jars`` runs it);
+* ``plugin``: build the broker's authorizer plugin (``plugin/``) with Maven (``make plugin``);
 * ``kafka [--dir DIR]``: a real single-node KRaft broker on loopback, for trying aclstore on
   Kafka without Docker; it prints its bootstrap address and runs until Ctrl-C or SIGTERM.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from devtools.errors import RuntimeSetupError
 from devtools.kafka_process import LocalKafka
 from devtools.maven import KAFKA_VERSION, kafka_classpath, require_java, write_spark_jars_file
+from devtools.plugin import plugin_jar
 
 
 def jars(_: argparse.Namespace) -> int:
@@ -29,6 +31,16 @@ def jars(_: argparse.Namespace) -> int:
         return 2
     count = len(spark.read_text(encoding="utf-8").split())
     print(f"Kafka {KAFKA_VERSION}: {len(kafka)} jars; Spark connectors: {count} jars (listed in {spark})")
+    return 0
+
+
+def plugin(args: argparse.Namespace) -> int:
+    try:
+        jar = plugin_jar(rebuild=args.rebuild)
+    except RuntimeSetupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"authorizer plugin for Kafka {KAFKA_VERSION}: {jar}")
     return 0
 
 
@@ -58,6 +70,9 @@ def main(argv: list[str]) -> int:
     tools.add_parser("jars", help="resolve every jar, or say what is missing").set_defaults(
         handler=jars
     )
+    build = tools.add_parser("plugin", help="build the broker's authorizer plugin with Maven")
+    build.add_argument("--rebuild", action="store_true", help="even when the jar is up to date")
+    build.set_defaults(handler=plugin)
     broker = tools.add_parser("kafka", help="run a local KRaft Kafka broker on loopback")
     broker.add_argument("--dir", default="aclstore-data/kafka", help="broker data directory")
     broker.set_defaults(handler=kafka)

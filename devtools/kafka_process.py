@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -63,11 +63,22 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+SASL_LISTENER = "SASL"
+"""The client listener's name when the broker authenticates clients (SASL_PLAINTEXT, PLAIN)."""
+INTER_BROKER_USER = "admin"
+"""The SASL user the broker itself connects as; it must be one of ``sasl_users``."""
+
+
 class LocalKafka:
     """One KRaft node acting as broker and controller, bound to 127.0.0.1.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`.  ``log_path`` is the
     broker's own log (kept after stop, for a failing test's report).
+
+    ``sasl_users`` (name -> password) makes the client listener SASL_PLAINTEXT with PLAIN, the
+    broker connecting to itself as ``admin`` (the controller listener stays PLAINTEXT, so its
+    callers are ``User:ANONYMOUS``); :meth:`client_config` gives a user's client settings.
+    ``extra_classpath`` adds jars (an authorizer plugin) to the broker's classpath.
     """
 
     def __init__(
@@ -76,12 +87,21 @@ class LocalKafka:
         *,
         overrides: Mapping[str, str] | None = None,
         heap: str = "768m",
+        sasl_users: Mapping[str, str] | None = None,
+        extra_classpath: Sequence[Path] = (),
     ) -> None:
         self.workdir = Path(workdir)
         self.broker_port = free_port()
         self.controller_port = free_port()
         self.overrides = dict(overrides or {})
         self.heap = heap
+        self.sasl_users = dict(sasl_users or {})
+        if self.sasl_users and INTER_BROKER_USER not in self.sasl_users:
+            raise BrokerStartError(
+                f"sasl_users must include {INTER_BROKER_USER!r}, the user the broker connects "
+                f"to itself as; got {sorted(self.sasl_users)}"
+            )
+        self.extra_classpath = tuple(Path(p) for p in extra_classpath)
         self._proc: subprocess.Popen[bytes] | None = None
         self._formatted = False
         self._ever_started = False
@@ -89,6 +109,19 @@ class LocalKafka:
     @property
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.broker_port}"
+
+    def client_config(self, user: str | None = None) -> dict[str, str | int | float | bool]:
+        """confluent-kafka settings to reach this broker, as SASL ``user`` when it needs one."""
+        config: dict[str, str | int | float | bool] = {"bootstrap.servers": self.bootstrap_servers}
+        if self.sasl_users:
+            name = user or INTER_BROKER_USER
+            config |= {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.username": name,
+                "sasl.password": self.sasl_users[name],
+            }
+        return config
 
     @property
     def log_path(self) -> Path:
@@ -123,12 +156,38 @@ class LocalKafka:
             "group.initial.rebalance.delay.ms": "0",
             "auto.create.topics.enable": "false",
         }
+        if self.sasl_users:
+            props.update(self._sasl_properties())
         props.update(FAST_COMPACTION)
         props.update(self.overrides)
         return props
 
+    def _sasl_properties(self) -> dict[str, str]:
+        def quoted(value: str) -> str:
+            return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+        users = " ".join(f"user_{name}={quoted(pw)}" for name, pw in self.sasl_users.items())
+        jaas = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f"username={quoted(INTER_BROKER_USER)} "
+            f"password={quoted(self.sasl_users[INTER_BROKER_USER])} {users};"
+        )
+        listener = SASL_LISTENER.lower()
+        return {
+            "listeners": (
+                f"{SASL_LISTENER}://127.0.0.1:{self.broker_port},"
+                f"CONTROLLER://127.0.0.1:{self.controller_port}"
+            ),
+            "advertised.listeners": f"{SASL_LISTENER}://127.0.0.1:{self.broker_port}",
+            "listener.security.protocol.map": f"{SASL_LISTENER}:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": SASL_LISTENER,
+            "sasl.enabled.mechanisms": "PLAIN",
+            "sasl.mechanism.inter.broker.protocol": "PLAIN",
+            f"listener.name.{listener}.plain.sasl.jaas.config": jaas,
+        }
+
     def _java(self, main: str, *args: str, log: Path | None = None) -> list[str]:
-        classpath = os.pathsep.join(str(p) for p in kafka_classpath())
+        classpath = os.pathsep.join(str(p) for p in [*kafka_classpath(), *self.extra_classpath])
         cmd = [require_java(), f"-Xmx{self.heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
         if log is not None:
             config = self.workdir / "log4j2.properties"
@@ -207,7 +266,7 @@ class LocalKafka:
                     f"see {self.log_path}"
                 )
             if _port_open(self.broker_port):
-                admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+                admin = AdminClient(self.client_config())
                 try:
                     metadata = admin.list_topics(timeout=2)
                     if metadata.brokers:

@@ -1,0 +1,365 @@
+package io.aclstore.kafka;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.Endpoint;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.UnknownServerException;
+import org.apache.kafka.common.metrics.Gauge;
+import org.apache.kafka.common.metrics.Monitorable;
+import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.server.authorizer.AclCreateResult;
+import org.apache.kafka.server.authorizer.AclDeleteResult;
+import org.apache.kafka.server.authorizer.AclDeleteResult.AclBindingDeleteResult;
+import org.apache.kafka.server.authorizer.Action;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+import org.apache.kafka.server.authorizer.AuthorizationResult;
+import org.apache.kafka.server.authorizer.Authorizer;
+import org.apache.kafka.server.authorizer.AuthorizerServerInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Kafka {@link Authorizer} that asks the aclstore sidecar on the same host.
+ *
+ * <p>Set {@code authorizer.class.name=io.aclstore.kafka.AclstoreAuthorizer}. Decisions go to the
+ * sidecar's {@code /v1/authorize} (one batch per call, results in order) and
+ * {@code /v1/authorize-by-resource-type} (KIP-679); ACL administration (KIP-140) goes to its
+ * admin endpoints with the plugin's credential, on behalf of the Kafka caller's principal.
+ *
+ * <p><b>Fail closed.</b> When the sidecar cannot be asked (down, not ready, too slow) every
+ * action of a principal outside this plugin's own {@code super.users} is DENIED, counted in the
+ * {@code fail-closed-denials-total} plugin metric and logged. Super users are decided here, without
+ * a call, so the controller listener and {@code admin} keep working while the sidecar is away.
+ *
+ * <p><b>Start.</b> As {@code StandardAuthorizer} does, early-start listeners (the controller
+ * listener) are ready at once; the others once the sidecar answers {@code /readyz} with 200.
+ */
+public final class AclstoreAuthorizer implements Authorizer, Monitorable {
+    private static final Logger LOG = LoggerFactory.getLogger(AclstoreAuthorizer.class);
+    /** The logger Kafka's own authorizers write decisions to. */
+    private static final Logger DECISIONS = LoggerFactory.getLogger("kafka.authorizer.logger");
+    private static final long UNAVAILABLE_LOG_INTERVAL_MS = 10_000;
+
+    private PluginConfig config;
+    private SidecarClient sidecar;
+    private final AtomicLong failClosedDenials = new AtomicLong();
+    private final AtomicLong sidecarFailures = new AtomicLong();
+    private final AtomicLong sidecarCalls = new AtomicLong();
+    private volatile boolean sidecarAvailable = true;
+    private volatile long lastUnavailableLogMs;
+    private volatile boolean closed;
+    private Thread readyWaiter;
+
+    @Override
+    public void configure(Map<String, ?> configs) {
+        config = PluginConfig.from(configs);
+        sidecar = new SidecarClient(config);
+        LOG.info("aclstore authorizer: sidecar {}, super users {}, admin credential {}",
+                config.url(), config.superUsers(), config.bearerToken() == null ? "none" : "set");
+    }
+
+    @Override
+    public void withPluginMetrics(PluginMetrics metrics) {
+        LinkedHashMap<String, String> tags = new LinkedHashMap<>();
+        metrics.addMetric(metrics.metricName("fail-closed-denials-total",
+                "Actions denied because the aclstore sidecar was unreachable or not ready", tags),
+                (Gauge<Long>) (cfg, now) -> failClosedDenials.get());
+        metrics.addMetric(metrics.metricName("sidecar-failures-total",
+                "Calls to the aclstore sidecar that got no answer (down, not ready, timeout)", tags),
+                (Gauge<Long>) (cfg, now) -> sidecarFailures.get());
+        metrics.addMetric(metrics.metricName("sidecar-calls-total",
+                "Calls to the aclstore sidecar", tags),
+                (Gauge<Long>) (cfg, now) -> sidecarCalls.get());
+        metrics.addMetric(metrics.metricName("sidecar-available",
+                "1 when the last call to the aclstore sidecar was answered, else 0", tags),
+                (Gauge<Integer>) (cfg, now) -> sidecarAvailable ? 1 : 0);
+    }
+
+    // --- start ---------------------------------------------------------------------------------
+
+    @Override
+    public Map<Endpoint, ? extends CompletionStage<Void>> start(AuthorizerServerInfo serverInfo) {
+        CompletableFuture<Void> ready = new CompletableFuture<>();
+        Map<Endpoint, CompletableFuture<Void>> out = new HashMap<>();
+        for (Endpoint endpoint : serverInfo.endpoints()) {
+            boolean early = serverInfo.earlyStartListeners().contains(endpoint.listener());
+            out.put(endpoint, early ? CompletableFuture.completedFuture(null) : ready);
+        }
+        if (out.values().stream().anyMatch(f -> f == ready)) {
+            readyWaiter = new Thread(() -> waitForSidecar(ready),
+                    "aclstore-authorizer-ready-" + serverInfo.brokerId());
+            readyWaiter.setDaemon(true);
+            readyWaiter.start();
+        }
+        return out;
+    }
+
+    private void waitForSidecar(CompletableFuture<Void> ready) {
+        long started = System.currentTimeMillis();
+        long lastLog = started;
+        while (!closed) {
+            String why;
+            try {
+                sidecar.get("readyz", null);
+                LOG.info("aclstore sidecar {} is ready: opening the broker's listeners",
+                        config.url());
+                ready.complete(null);
+                return;
+            } catch (SidecarException e) {
+                why = e.getMessage();
+            }
+            long now = System.currentTimeMillis();
+            if (now - lastLog >= UNAVAILABLE_LOG_INTERVAL_MS) {
+                LOG.warn("waiting {} s for the aclstore sidecar to be ready before opening the "
+                        + "broker's listeners: {}", (now - started) / 1000, why);
+                lastLog = now;
+            }
+            try {
+                Thread.sleep(config.readyPoll().toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    // --- decisions -----------------------------------------------------------------------------
+
+    @Override
+    public List<AuthorizationResult> authorize(AuthorizableRequestContext context,
+                                               List<Action> actions) {
+        String principal = context.principal().toString();
+        if (config.superUsers().contains(principal)) {
+            return Collections.nCopies(actions.size(), AuthorizationResult.ALLOWED);
+        }
+        AuthorizationResult[] results = new AuthorizationResult[actions.size()];
+        Arrays.fill(results, AuthorizationResult.DENIED);
+        List<Integer> asked = new ArrayList<>(actions.size());
+        ArrayNode items = sidecar.mapper().createArrayNode();
+        for (int i = 0; i < actions.size(); i++) {
+            Action action = actions.get(i);
+            if (Wire.decidable(action.operation(), action.resourcePattern().resourceType())) {
+                asked.add(i);
+                items.add(Wire.action(action));
+            }
+        }
+        if (asked.isEmpty()) {
+            return Arrays.asList(results);
+        }
+        String host = context.clientAddress().getHostAddress();
+        ObjectNode body = sidecar.mapper().createObjectNode();
+        body.put("principal", principal);
+        body.put("host", host);
+        body.set("actions", items);
+        JsonNode answer = call("v1/authorize", body, principal, actions.size());
+        if (answer == null) {
+            return Arrays.asList(results);
+        }
+        JsonNode answered = answer.path("results");
+        if (answered.size() != asked.size()) {
+            failClosed(principal, actions.size(), "the sidecar answered " + answered.size()
+                    + " results for " + asked.size() + " actions");
+            return Arrays.asList(results);
+        }
+        for (int j = 0; j < asked.size(); j++) {
+            if ("ALLOWED".equals(answered.get(j).asText())) {
+                results[asked.get(j)] = AuthorizationResult.ALLOWED;
+            }
+        }
+        return Arrays.asList(results);
+    }
+
+    @Override
+    public AuthorizationResult authorizeByResourceType(AuthorizableRequestContext context,
+                                                       AclOperation op, ResourceType type) {
+        String principal = context.principal().toString();
+        if (config.superUsers().contains(principal)) {
+            return AuthorizationResult.ALLOWED;
+        }
+        if (!Wire.decidable(op, type)) {
+            return AuthorizationResult.DENIED;
+        }
+        ObjectNode body = sidecar.mapper().createObjectNode();
+        body.put("principal", principal);
+        body.put("host", context.clientAddress().getHostAddress());
+        body.put("operation", op.name());
+        body.put("resourceType", type.name());
+        JsonNode answer = call("v1/authorize-by-resource-type", body, principal, 1);
+        if (answer == null) {
+            return AuthorizationResult.DENIED;
+        }
+        return "ALLOWED".equals(answer.path("result").asText())
+                ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED;
+    }
+
+    /** The sidecar's answer, or null after failing closed (counted and logged). */
+    private JsonNode call(String path, JsonNode body, String principal, int actions) {
+        sidecarCalls.incrementAndGet();
+        try {
+            JsonNode answer = sidecar.decide(path, body);
+            if (!sidecarAvailable) {
+                sidecarAvailable = true;
+                LOG.info("the aclstore sidecar {} answers again; decisions are its own again "
+                        + "({} actions failed closed since start)", config.url(),
+                        failClosedDenials.get());
+            }
+            return answer;
+        } catch (SidecarException e) {
+            if (e.unavailable()) {
+                sidecarFailures.incrementAndGet();
+            }
+            failClosed(principal, actions, e.getMessage());
+            return null;
+        }
+    }
+
+    private void failClosed(String principal, int actions, String why) {
+        long total = failClosedDenials.addAndGet(actions);
+        boolean wasAvailable = sidecarAvailable;
+        sidecarAvailable = false;
+        long now = System.currentTimeMillis();
+        if (wasAvailable || now - lastUnavailableLogMs >= UNAVAILABLE_LOG_INTERVAL_MS) {
+            lastUnavailableLogMs = now;
+            LOG.warn("failing closed: denied {} action(s) of {} ({} denied so far) because {}",
+                    actions, principal, total, why);
+        }
+        DECISIONS.debug("Principal = {} is Denied operation(s) ({} action(s)): aclstore sidecar "
+                + "unavailable", principal, actions);
+    }
+
+    // --- ACL administration (KIP-140) ------------------------------------------------------------
+
+    private ObjectNode onBehalfOf(AuthorizableRequestContext context) {
+        ObjectNode actor = sidecar.mapper().createObjectNode();
+        actor.put("principal", context.principal().toString());
+        actor.put("host", context.clientAddress().getHostAddress());
+        return actor;
+    }
+
+    @Override
+    public List<? extends CompletionStage<AclCreateResult>> createAcls(
+            AuthorizableRequestContext context, List<AclBinding> bindings) {
+        ObjectNode body = sidecar.mapper().createObjectNode();
+        ArrayNode items = body.putArray("bindings");
+        bindings.forEach(b -> items.add(Wire.binding(b)));
+        body.set("onBehalfOf", onBehalfOf(context));
+        List<CompletableFuture<AclCreateResult>> out = new ArrayList<>(bindings.size());
+        JsonNode answer;
+        try {
+            answer = sidecar.admin("v1/acls", body);
+        } catch (SidecarException e) {
+            LOG.warn("CreateAcls of {} failed: {}", context.principal(), e.getMessage());
+            ApiException error = e.toApiException();
+            bindings.forEach(b -> out.add(CompletableFuture.completedFuture(
+                    new AclCreateResult(error))));
+            return out;
+        }
+        JsonNode results = answer.path("results");
+        for (int i = 0; i < bindings.size(); i++) {
+            JsonNode error = results.path(i).path("error");
+            AclCreateResult result = error.isObject()
+                    ? new AclCreateResult(itemError(error))
+                    : results.has(i) ? AclCreateResult.SUCCESS
+                    : new AclCreateResult(new UnknownServerException(
+                            "the sidecar gave no result for binding " + i));
+            out.add(CompletableFuture.completedFuture(result));
+        }
+        return out;
+    }
+
+    @Override
+    public List<? extends CompletionStage<AclDeleteResult>> deleteAcls(
+            AuthorizableRequestContext context, List<AclBindingFilter> filters) {
+        ObjectNode body = sidecar.mapper().createObjectNode();
+        ArrayNode items = body.putArray("filters");
+        filters.forEach(f -> items.add(Wire.filter(f)));
+        body.set("onBehalfOf", onBehalfOf(context));
+        List<CompletableFuture<AclDeleteResult>> out = new ArrayList<>(filters.size());
+        JsonNode answer;
+        try {
+            answer = sidecar.admin("v1/acls/delete", body);
+        } catch (SidecarException e) {
+            LOG.warn("DeleteAcls of {} failed: {}", context.principal(), e.getMessage());
+            ApiException error = e.toApiException();
+            filters.forEach(f -> out.add(CompletableFuture.completedFuture(
+                    new AclDeleteResult(error))));
+            return out;
+        }
+        JsonNode results = answer.path("results");
+        for (int i = 0; i < filters.size(); i++) {
+            JsonNode item = results.path(i);
+            AclDeleteResult result;
+            if (item.path("error").isObject()) {
+                result = new AclDeleteResult(itemError(item.path("error")));
+            } else if (!item.isObject()) {
+                result = new AclDeleteResult(new UnknownServerException(
+                        "the sidecar gave no result for filter " + i));
+            } else {
+                List<AclBindingDeleteResult> deleted = new ArrayList<>();
+                item.path("deleted").forEach(b ->
+                        deleted.add(new AclBindingDeleteResult(Wire.bindingFrom(b))));
+                result = new AclDeleteResult(deleted);
+            }
+            out.add(CompletableFuture.completedFuture(result));
+        }
+        return out;
+    }
+
+    @Override
+    public Iterable<AclBinding> acls(AclBindingFilter filter) {
+        ObjectNode body = sidecar.mapper().createObjectNode();
+        body.set("filter", Wire.filter(filter));
+        JsonNode answer;
+        try {
+            answer = sidecar.admin("v1/acls/describe", body);
+        } catch (SidecarException e) {
+            LOG.warn("DescribeAcls failed: {}", e.getMessage());
+            throw e.toApiException();
+        }
+        List<AclBinding> out = new ArrayList<>();
+        answer.path("bindings").forEach(b -> out.add(Wire.bindingFrom(b)));
+        return out;
+    }
+
+    @Override
+    public int aclCount() {
+        try {
+            return sidecar.get("v1/status", null).path("bindings").asInt(-1);
+        } catch (SidecarException e) {
+            return -1;
+        }
+    }
+
+    private static ApiException itemError(JsonNode error) {
+        String message = error.path("message").asText("");
+        if (error.hasNonNull("kafkaErrorCode")) {
+            return new SidecarException(message, false, 200,
+                    error.get("kafkaErrorCode").asInt(), null).toApiException();
+        }
+        return new UnknownServerException(message);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        if (readyWaiter != null) {
+            readyWaiter.interrupt();
+        }
+    }
+}
