@@ -7,15 +7,31 @@ Kafka's error codes for what each principal is granted, worked out by hand.
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from broker_support import Sidecar, consume_one, plugin_broker, produce, wait_until
-from confluent_kafka import KafkaError
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
 
 from devtools.kafka_process import LocalKafka
+from replicator.properties import TOKEN_KEY, read_properties
+from store.codec import decode_event
+from store.events import AclCreated, AclDeleted
+from store.log import EmbeddedChangeLog
 
 pytestmark = pytest.mark.kafka
 
@@ -87,3 +103,106 @@ def test_without_the_sidecar_the_broker_fails_closed_and_recovers_without_a_rest
     _eventually_produce(broker, "alice", "payments", 0)
     assert "answers again" in broker.log_path.read_text(errors="replace")
     assert consume_one(broker, "bob", "payments", "bob-group") != 0  # bob holds nothing
+
+
+# --- ACL administration through the broker (KIP-140) ------------------------------------------
+
+Row = tuple[str, str, str, str, str, str, str]
+
+
+def _row(b: Any) -> Row:
+    """A confluent-kafka AclBinding as the store's JSON names it."""
+    return (b.restype.name, b.name, b.resource_pattern_type.name, b.principal, b.host,
+            b.operation.name, b.permission_type.name)  # fmt: skip
+
+
+def _store_rows(sidecar: Sidecar, principal: str) -> set[Row]:
+    """What the store itself reports, asked over its own API with the node's credential."""
+    token = read_properties(sidecar.command_config)[TOKEN_KEY]
+    request = urllib.request.Request(
+        f"{sidecar.url}/v1/acls/describe",
+        data=json.dumps({"filter": {"principal": principal}}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        bindings = json.loads(response.read())["bindings"]
+    keys = ("resourceType", "resourceName", "patternType", "principal", "host", "operation",
+            "permissionType")  # fmt: skip
+    return {tuple(b[k] for k in keys) for b in bindings}  # type: ignore[misc]
+
+
+def _actors(sidecar: Sidecar) -> list[tuple[str, str, str]]:
+    """(event, actor, binding principal) of every ACL change in the store's log."""
+    log = EmbeddedChangeLog(sidecar.data_dir / "log")
+    try:
+        events = [decode_event(r.value) for r in log.read(0, timeout=2.0) if r.value]
+    finally:
+        log.close()
+    return [
+        (type(e).__name__, str(e.actor), e.binding.principal)
+        for e in events if isinstance(e, AclCreated | AclDeleted)
+    ]  # fmt: skip
+
+
+def test_admin_client_acls_land_in_the_store_and_are_enforced(
+    broker: LocalKafka, sidecar: Sidecar
+) -> None:
+    admin = AdminClient(broker.client_config("admin"))
+    admin.create_topics([NewTopic("ledger", 1, 1)])["ledger"].result(timeout=30)
+    assert produce(broker, "admin", "ledger") == 0
+    assert consume_one(broker, "bob", "ledger", "bob-g") != 0
+
+    # alice may administer ACLs (ALTER on the CLUSTER) but holds nothing else.
+    sidecar.cli("acls", "--add", "--allow-principal", "User:alice", "--operation", "Alter",
+                "--cluster")  # fmt: skip
+    read_ledger = AclBinding(ResourceType.TOPIC, "ledger", ResourcePatternType.LITERAL,
+                             "User:bob", "*", AclOperation.READ, AclPermissionType.ALLOW)
+    read_groups = AclBinding(ResourceType.GROUP, "bob-", ResourcePatternType.PREFIXED,
+                             "User:bob", "*", AclOperation.READ, AclPermissionType.ALLOW)
+    deny_write = AclBinding(ResourceType.TOPIC, "led", ResourcePatternType.PREFIXED,
+                            "User:bob", "*", AclOperation.WRITE, AclPermissionType.DENY)
+    as_alice = AdminClient(broker.client_config("alice"))
+    wait_until(lambda: _created(as_alice, [read_ledger, read_groups, deny_write]), 20,
+               "alice's create_acls to succeed")  # fmt: skip
+    as_bob = AdminClient(broker.client_config("bob"))
+    with pytest.raises(KafkaException) as refused:
+        as_bob.create_acls([deny_write])[deny_write].result(timeout=30)
+    assert refused.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+
+    expected = {_row(b) for b in (read_ledger, read_groups, deny_write)}
+    match = AclBindingFilter(ResourceType.TOPIC, "ledger", ResourcePatternType.MATCH, None, None,
+                             AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+    every = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, "User:bob", None,
+                             AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+    matched = {_row(b) for b in admin.describe_acls(match).result(timeout=30)}
+    assert matched == {_row(read_ledger), _row(deny_write)}  # the prefix "led" applies too
+    listed = {_row(b) for b in admin.describe_acls(every).result(timeout=30)}
+    assert listed == expected == _store_rows(sidecar, "User:bob")
+
+    assert consume_one(broker, "bob", "ledger", "bob-g") == 0
+    assert produce(broker, "bob", "ledger") == DENIED_TOPIC
+
+    drop = AclBindingFilter(ResourceType.TOPIC, "ledger", ResourcePatternType.LITERAL, None,
+                            None, AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+    deleted = admin.delete_acls([drop])[drop].result(timeout=30)
+    assert [_row(b) for b in deleted] == [_row(read_ledger)]
+    assert _store_rows(sidecar, "User:bob") == {_row(read_groups), _row(deny_write)}
+    assert consume_one(broker, "bob", "ledger", "bob-g2") == DENIED_TOPIC
+
+    actors = _actors(sidecar)
+    assert ("AclCreated", "User:alice", "User:bob") in actors
+    assert [a for a in actors if a[0] == "AclDeleted" and a[2] == "User:bob"] == [
+        ("AclDeleted", "User:admin", "User:bob")
+    ]
+    assert not any(a[1] == "User:bob" for a in actors)
+
+
+def _created(admin: AdminClient, bindings: list[AclBinding]) -> bool:
+    try:
+        for future in admin.create_acls(bindings).values():
+            future.result(timeout=30)
+    except KafkaException as exc:
+        if exc.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED:
+            return False  # the sidecar has not applied alice's grant yet
+        raise
+    return True
