@@ -290,6 +290,12 @@ class Replica:
                 return False
         return True
 
+    def wait_applied(self, offset: int, timeout: float) -> int:
+        """Wait up to ``timeout`` s until ``offset`` is applied; the offset applied by then.
+
+        Returns early when the replica is stopped before ``offset`` or closed."""
+        return self.index.wait_applied(offset, timeout).offset
+
     def _raise_if_cannot_move(self, offset: int) -> None:
         if self._fatal is not None:
             fatal = self._fatal

@@ -219,6 +219,11 @@ def status_json(status: ReplicaStatus) -> dict[str, Any]:
     }
 
 
+def offset_answer(offset: int, *, ready: bool) -> dict[str, Any]:
+    """``/v1/offset/wait``: the applied offset now (above ``after`` unless the wait timed out)."""
+    return {"offset": offset, "ready": ready}
+
+
 def health_answer(fatal_error: str | None) -> dict[str, Any]:
     """``/healthz``: ``ok``, or ``failed`` with the replica's fatal error (a 503)."""
     if fatal_error is not None:

@@ -25,6 +25,7 @@ ENDPOINTS: Final = (
     Endpoint("GET", "/metrics", "metrics"),
     Endpoint("GET", "/openapi.json", "openapi"),
     Endpoint("GET", "/v1/status", "status"),
+    Endpoint("POST", "/v1/offset/wait", "wait_offset"),
     Endpoint("POST", "/v1/authorize", "authorize"),
     Endpoint("POST", "/v1/authorize-by-resource-type", "authorize_by_resource_type"),
     Endpoint("POST", "/v1/authorize-request", "authorize_request"),

@@ -20,7 +20,7 @@ from typing import Any, Final
 from replicator.contract.bindings import RESOURCE_NAME
 from replicator.contract.endpoints import ENDPOINTS, Endpoint
 from replicator.contract.fields import MAX_ACTIONS, MAX_ITEMS
-from replicator.contract.requests import IdentityKind
+from replicator.contract.requests import MAX_OFFSET_WAIT_MS, IdentityKind
 from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import AuthorizationResult, DecisionRule
 
@@ -233,6 +233,21 @@ def _decision_bodies() -> dict[str, Schema]:
             },
             required=("results", "offset"),
         ),
+        "OffsetWaitRequest": _object(
+            {
+                "after": {"type": "integer", "minimum": -1,
+                          "description": "The applied offset the caller knows."},
+                "timeoutMs": {"type": "number", "minimum": 0, "maximum": MAX_OFFSET_WAIT_MS,
+                              "description": "How long to wait for the offset to move."},
+            },
+            required=("after", "timeoutMs"), closed=True,
+        ),
+        "OffsetWaitResponse": _object(
+            {"offset": {"type": "integer",
+                        "description": "The applied offset: above after, unless the wait timed out."},
+             "ready": dict(_BOOLEAN)},
+            required=("offset", "ready"),
+        ),
         "ByResourceTypeRequest": _object(
             {**_decision_fields(), "operation": ref("AclOperation"), "resourceType": ref("ResourceType")},
             required=("host", "operation", "resourceType"), closed=True,
@@ -413,6 +428,12 @@ _API_OPERATIONS: Final[dict[str, tuple[str, str, str, bool, str, str | None]]] =
         "decisions", "Authorize actions (Authorizer.authorize, KIP-50)", "AuthorizeRequest", True,
         "AuthorizeResponse", "Results come in the order of the actions, with the log offset the "
         "answer reflects. Identities may be raw (TLS subject, Kerberos name).",
+    ),
+    "wait_offset": (
+        "decisions", "Wait until the applied offset moves past a known one (a long-poll)",
+        "OffsetWaitRequest", True, "OffsetWaitResponse", "Answers as soon as the replica has "
+        "applied an offset above after, else after timeoutMs with the offset as it is. A broker "
+        "plugin keeps one open to know at once when its cached decisions are out of date.",
     ),
     "authorize_by_resource_type": (
         "decisions", "May the principal do the operation on some resource of the type (KIP-679)",

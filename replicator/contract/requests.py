@@ -149,6 +149,18 @@ class DeleteAclsRequest:
     on_behalf_of: OnBehalfOf | None
 
 
+@dataclass(frozen=True, slots=True)
+class OffsetWaitRequest:
+    """Wait until the replica has applied an offset above ``after`` (a long-poll)."""
+
+    after: int
+    timeout_s: float
+
+
+MAX_OFFSET_WAIT_MS: Final = 60_000
+"""Bound of one long-poll: well under the server's idle timeout, so the connection stays up."""
+
+
 # --- identities and actions -----------------------------------------------------------------
 
 _IDENTITY_KEYS = tuple(kind.value for kind in IdentityKind)
@@ -323,6 +335,26 @@ def delete_request(body: Any) -> DeleteAclsRequest:
 def delete_filters(body: Any) -> list[AclBindingFilter]:
     """The filters of a delete request (:func:`delete_request` without its actor)."""
     return delete_request(body).filters
+
+
+def offset_wait_request(body: Any) -> OffsetWaitRequest:
+    """``{"after": 41, "timeoutMs": 30000}``: answer once the applied offset is above 41, or
+    after 30 s with the offset as it is."""
+    data = obj(body, "", frozenset({"after", "timeoutMs"}))
+    after = data.get("after")
+    if not isinstance(after, int) or isinstance(after, bool) or not -1 <= after < 2**63:
+        raise BadRequestError(
+            f"after must be the applied offset the caller knows (integer >= -1), got {show(after)}"
+        )
+    wait = data.get("timeoutMs")
+    if (
+        not isinstance(wait, int | float) or isinstance(wait, bool)
+        or not 0 <= wait <= MAX_OFFSET_WAIT_MS
+    ):  # fmt: skip
+        raise BadRequestError(
+            f"timeoutMs must be milliseconds in [0, {MAX_OFFSET_WAIT_MS}], got {show(wait)}"
+        )
+    return OffsetWaitRequest(after, float(wait) / 1000.0)
 
 
 def describe_configs_request(body: Any) -> tuple[str, ...]:

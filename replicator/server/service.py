@@ -44,6 +44,8 @@ class DecisionReplica(Protocol):
 
     def status(self) -> ReplicaStatus: ...
 
+    def wait_applied(self, offset: int, timeout: float) -> int: ...
+
     def authorize(
         self,
         principal: KafkaPrincipal | str,
@@ -153,6 +155,7 @@ class SidecarService:
         handlers: dict[str, RouteHandler] = {
             "healthz": self.healthz, "readyz": self.readyz, "metrics": self.prometheus,
             "openapi": self.openapi_document, "status": self.status,
+            "wait_offset": self.wait_offset,
             "authorize": self.authorize,
             "authorize_by_resource_type": self.authorize_by_resource_type,
             "authorize_request": self.authorize_request,
@@ -374,6 +377,14 @@ class SidecarService:
     def status(self, request: HttpRequest) -> Response:
         self._check_decision_caller(request)
         return Response.json(answers.status_json(self.replica.status()))
+
+    def wait_offset(self, request: HttpRequest) -> Response:
+        """A long-poll on the applied offset: how a broker plugin learns, without a timer,
+        that its cached decisions are out of date."""
+        self._check_decision_caller(request)
+        body = requests.offset_wait_request(request.json())
+        offset = self.replica.wait_applied(body.after + 1, body.timeout_s)
+        return Response.json(answers.offset_answer(offset, ready=self.replica.ready))
 
     def prometheus(self, request: HttpRequest) -> Response:
         return Response(200, self.metrics.render(), CONTENT_TYPE)

@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -131,5 +133,38 @@ def test_acting_for_another_principal_needs_cluster_action(node: Node) -> None:
             _token_header(node, "User:ops"),
         )  # fmt: skip
         assert status == 400 and "onBehalfOf.principal" in answer["message"], answer
+    finally:
+        raw.close()
+
+
+def test_the_offset_long_poll_answers_when_the_replica_applies_a_change(node: Node) -> None:
+    raw = Raw(node)
+    try:
+        status, answer = raw.post("/v1/offset/wait", {"after": 10**9, "timeoutMs": 0})
+        assert status == 200
+        known = answer["offset"]
+        started = time.monotonic()
+        status, answer = raw.post("/v1/offset/wait", {"after": known, "timeoutMs": 300})
+        assert (status, answer) == (200, {"offset": known, "ready": True})
+        assert time.monotonic() - started >= 0.3  # nothing moved: the wait ran out
+
+        written: list[int] = []
+
+        def write_later() -> None:
+            time.sleep(0.5)
+            with admin_client(node) as admin:
+                written.append(create_acls(admin, [binding(TOPIC, "t", "User:bob", READ)]))
+
+        writer = threading.Thread(target=write_later)
+        writer.start()
+        started = time.monotonic()
+        status, answer = raw.post("/v1/offset/wait", {"after": known, "timeoutMs": 20_000})
+        waited = time.monotonic() - started
+        writer.join()
+        assert (status, answer) == (200, {"offset": written[0], "ready": True})
+        assert 0.4 <= waited < 5.0  # woken by the write, not by the 20 s timeout
+        for bad in ({"after": known}, {"after": "1", "timeoutMs": 1}, {"after": 1, "timeoutMs": 61_000}):
+            status, answer = raw.post("/v1/offset/wait", bad)
+            assert status == 400, (bad, answer)
     finally:
         raw.close()

@@ -97,6 +97,7 @@ def _first_item_fields(parse: Callable[[Any], object], key: str) -> set[str]:
         ("DeleteAclsRequest", requests.delete_filters),
         ("DescribeConfigsRequest", requests.describe_configs_request),
         ("AlterConfigsRequest", requests.alter_configs_request),
+        ("OffsetWaitRequest", requests.offset_wait_request),
     ],
 )
 def test_a_request_schema_lists_exactly_the_fields_its_parser_accepts(
