@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -38,8 +39,14 @@ pytestmark = pytest.mark.kafka
 DENIED_TOPIC = KafkaError.TOPIC_AUTHORIZATION_FAILED
 
 
+@pytest.fixture(scope="module", params=[0, 300], ids=["no-cache", "cache-300ms"])
+def staleness_ms(request: pytest.FixtureRequest) -> int:
+    """``aclstore.cache.max.staleness.ms``: every test holds without and with the cache."""
+    return int(request.param)
+
+
 @pytest.fixture(scope="module")
-def sidecar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sidecar]:
+def sidecar(tmp_path_factory: pytest.TempPathFactory, staleness_ms: int) -> Iterator[Sidecar]:
     s = Sidecar(tmp_path_factory.mktemp("sidecar") / "data")
     s.start()
     try:
@@ -49,8 +56,13 @@ def sidecar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sidecar]:
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory, sidecar: Sidecar) -> Iterator[LocalKafka]:
-    b = plugin_broker(tmp_path_factory.mktemp("kafka"), sidecar)
+def broker(
+    tmp_path_factory: pytest.TempPathFactory, sidecar: Sidecar, staleness_ms: int
+) -> Iterator[LocalKafka]:
+    b = plugin_broker(
+        tmp_path_factory.mktemp("kafka"), sidecar,
+        **{"aclstore.cache.max.staleness.ms": str(staleness_ms)},
+    )  # fmt: skip
     b.start()
     try:
         admin = AdminClient(b.client_config("admin"))
@@ -94,6 +106,8 @@ def test_without_the_sidecar_the_broker_fails_closed_and_recovers_without_a_rest
     _eventually_produce(broker, "alice", "payments", 0)
     sidecar.stop()
     try:
+        # The cache drops everything the moment its long-poll breaks; in any case within the
+        # bound (300 ms), shorter than a client's round trip of metadata and produce.
         assert produce(broker, "alice", "payments") == DENIED_TOPIC
         assert produce(broker, "admin", "payments") == 0
         log = broker.log_path.read_text(errors="replace")
@@ -206,3 +220,32 @@ def _created(admin: AdminClient, bindings: list[AclBinding]) -> bool:
             return False  # the sidecar has not applied alice's grant yet
         raise
     return True
+
+
+def _sidecar_decisions(sidecar: Sidecar) -> float:
+    with urllib.request.urlopen(f"{sidecar.url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return sum(
+        float(m.group(1))
+        for m in re.finditer(r'^aclstore_decisions_total\{[^}]*endpoint="authorize"[^}]*\} (\S+)$',
+                             text, re.MULTILINE)
+    )  # fmt: skip
+
+
+def test_the_cache_answers_repeats_and_a_revocation_still_lands_within_the_bound(
+    broker: LocalKafka, sidecar: Sidecar, staleness_ms: int
+) -> None:
+    sidecar.cli("acls", "--add", "--allow-principal", "User:alice", "--producer", "--topic", "orders")
+    _eventually_produce(broker, "alice", "orders", 0)
+    before = _sidecar_decisions(sidecar)
+    for _ in range(5):
+        assert produce(broker, "alice", "orders") == 0
+    asked = _sidecar_decisions(sidecar) - before
+    if staleness_ms == 0:
+        assert asked >= 10  # each produce asks at least DESCRIBE (metadata) and WRITE
+    else:
+        assert asked <= 2, asked  # repeats come from the cache while nothing changes
+    sidecar.cli("acls", "--remove", "--force", "--allow-principal", "User:alice", "--producer",
+                "--topic", "orders")  # fmt: skip
+    time.sleep(staleness_ms / 1000 + 0.2)  # the bound, plus the sidecar applying the removal
+    assert produce(broker, "alice", "orders") == DENIED_TOPIC

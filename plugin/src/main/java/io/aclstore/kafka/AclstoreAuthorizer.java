@@ -47,6 +47,11 @@ import org.slf4j.LoggerFactory;
  * {@code fail-closed-denials-total} plugin metric and logged. Super users are decided here, without
  * a call, so the controller listener and {@code admin} keep working while the sidecar is away.
  *
+ * <p><b>Freshness.</b> With {@code aclstore.cache.max.staleness.ms} above 0 (the default is 0: no
+ * cache), ALLOWED answers are cached per applied log offset and a long-poll on the sidecar's
+ * {@code /v1/offset/wait} drops them the moment the sidecar applies a change; see
+ * {@link DecisionCache} for why no applied change stays hidden longer than that bound.
+ *
  * <p><b>Start.</b> As {@code StandardAuthorizer} does, early-start listeners (the controller
  * listener) are ready at once; the others once the sidecar answers {@code /readyz} with 200.
  */
@@ -65,11 +70,17 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     private volatile long lastUnavailableLogMs;
     private volatile boolean closed;
     private Thread readyWaiter;
+    private DecisionCache cache;
+    private Thread offsetWatcher;
+    private final AtomicLong cacheHits = new AtomicLong();
+    static final int CACHE_MAX_ENTRIES = 100_000;
 
     @Override
     public void configure(Map<String, ?> configs) {
         config = PluginConfig.from(configs);
         sidecar = new SidecarClient(config);
+        cache = config.cacheMaxStalenessMs() > 0
+                ? new DecisionCache(config.cacheMaxStalenessMs(), CACHE_MAX_ENTRIES) : null;
         LOG.info("aclstore authorizer: sidecar {}, super users {}, admin credential {}",
                 config.url(), config.superUsers(), config.bearerToken() == null ? "none" : "set");
     }
@@ -89,6 +100,9 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         metrics.addMetric(metrics.metricName("sidecar-available",
                 "1 when the last call to the aclstore sidecar was answered, else 0", tags),
                 (Gauge<Integer>) (cfg, now) -> sidecarAvailable ? 1 : 0);
+        metrics.addMetric(metrics.metricName("decision-cache-hits-total",
+                "Actions answered from the decision cache without asking the sidecar", tags),
+                (Gauge<Long>) (cfg, now) -> cacheHits.get());
     }
 
     // --- start ---------------------------------------------------------------------------------
@@ -100,6 +114,12 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         for (Endpoint endpoint : serverInfo.endpoints()) {
             boolean early = serverInfo.earlyStartListeners().contains(endpoint.listener());
             out.put(endpoint, early ? CompletableFuture.completedFuture(null) : ready);
+        }
+        if (cache != null && offsetWatcher == null) {
+            offsetWatcher = new Thread(this::watchOffset,
+                    "aclstore-authorizer-offset-" + serverInfo.brokerId());
+            offsetWatcher.setDaemon(true);
+            offsetWatcher.start();
         }
         if (out.values().stream().anyMatch(f -> f == ready)) {
             readyWaiter = new Thread(() -> waitForSidecar(ready),
@@ -139,6 +159,40 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         }
     }
 
+    /** Keep a long-poll open on the sidecar's applied offset for the decision cache. */
+    private void watchOffset() {
+        long poll = Math.max(1, Math.min(30_000, config.cacheMaxStalenessMs() / 2));
+        java.time.Duration wait = java.time.Duration.ofMillis(poll);
+        while (!closed) {
+            ObjectNode body = sidecar.mapper().createObjectNode();
+            long known = cache.offset();
+            body.put("after", known == DecisionCache.UNKNOWN ? -1 : known);
+            body.put("timeoutMs", known == DecisionCache.UNKNOWN ? 0 : poll);
+            long sent = System.nanoTime();
+            try {
+                JsonNode answer = sidecar.decide("v1/offset/wait", body, wait);
+                if (answer.path("ready").asBoolean(false)) {
+                    cache.confirmed(answer.path("offset").asLong(), sent);
+                    continue;
+                }
+                cache.invalidate();
+            } catch (SidecarException e) {
+                cache.invalidate();
+            }
+            try {
+                Thread.sleep(config.readyPoll().toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static DecisionCache.Key key(String principal, String host, Action action) {
+        return new DecisionCache.Key(principal, host, action.operation(),
+                action.resourcePattern().resourceType(), action.resourcePattern().name());
+    }
+
     // --- decisions -----------------------------------------------------------------------------
 
     @Override
@@ -150,36 +204,49 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         }
         AuthorizationResult[] results = new AuthorizationResult[actions.size()];
         Arrays.fill(results, AuthorizationResult.DENIED);
+        String host = context.clientAddress().getHostAddress();
         List<Integer> asked = new ArrayList<>(actions.size());
         ArrayNode items = sidecar.mapper().createArrayNode();
         for (int i = 0; i < actions.size(); i++) {
             Action action = actions.get(i);
-            if (Wire.decidable(action.operation(), action.resourcePattern().resourceType())) {
-                asked.add(i);
-                items.add(Wire.action(action));
+            if (!Wire.decidable(action.operation(), action.resourcePattern().resourceType())) {
+                continue;
             }
+            if (cache != null && cache.allowed(key(principal, host, action))) {
+                cacheHits.incrementAndGet();
+                results[i] = AuthorizationResult.ALLOWED;
+                continue;
+            }
+            asked.add(i);
+            items.add(Wire.action(action));
         }
         if (asked.isEmpty()) {
             return Arrays.asList(results);
         }
-        String host = context.clientAddress().getHostAddress();
         ObjectNode body = sidecar.mapper().createObjectNode();
         body.put("principal", principal);
         body.put("host", host);
         body.set("actions", items);
         JsonNode answer = call("v1/authorize", body, principal, actions.size());
         if (answer == null) {
+            Arrays.fill(results, AuthorizationResult.DENIED);  // cached allows too: fail closed
             return Arrays.asList(results);
         }
         JsonNode answered = answer.path("results");
         if (answered.size() != asked.size()) {
             failClosed(principal, actions.size(), "the sidecar answered " + answered.size()
                     + " results for " + asked.size() + " actions");
+            Arrays.fill(results, AuthorizationResult.DENIED);
             return Arrays.asList(results);
         }
         for (int j = 0; j < asked.size(); j++) {
             if ("ALLOWED".equals(answered.get(j).asText())) {
-                results[asked.get(j)] = AuthorizationResult.ALLOWED;
+                int i = asked.get(j);
+                results[i] = AuthorizationResult.ALLOWED;
+                if (cache != null) {
+                    cache.putAllowed(key(principal, host, actions.get(i)),
+                            answer.path("offset").asLong(DecisionCache.UNKNOWN));
+                }
             }
         }
         return Arrays.asList(results);
@@ -360,6 +427,9 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         closed = true;
         if (readyWaiter != null) {
             readyWaiter.interrupt();
+        }
+        if (offsetWatcher != null) {
+            offsetWatcher.interrupt();
         }
     }
 }

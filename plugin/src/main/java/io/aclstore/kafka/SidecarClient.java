@@ -41,7 +41,12 @@ final class SidecarClient {
 
     /** A decision endpoint: loopback callers need no credential. */
     JsonNode decide(String path, JsonNode body) throws SidecarException {
-        return send(post(path, body, null), null);
+        return send(post(path, body, null, timeout), null);
+    }
+
+    /** A decision endpoint that may take up to {@code wait} to answer (a long-poll). */
+    JsonNode decide(String path, JsonNode body, Duration wait) throws SidecarException {
+        return send(post(path, body, null, timeout.plus(wait)), null);
     }
 
     /** An admin endpoint: authenticated with the plugin's bearer token. */
@@ -51,7 +56,7 @@ final class SidecarClient {
                     + "for the sidecar: set " + PluginConfig.COMMAND_CONFIG + " (the node's "
                     + "admin.properties) or " + PluginConfig.BEARER_TOKEN, false, 0, null, null);
         }
-        return send(post(path, body, bearerToken), null);
+        return send(post(path, body, bearerToken, timeout), null);
     }
 
     /** {@code GET path}; {@code wait} overrides the request timeout (a long-poll). */
@@ -63,7 +68,8 @@ final class SidecarClient {
         return send(request, path);
     }
 
-    private HttpRequest post(String path, JsonNode body, String token) throws SidecarException {
+    private HttpRequest post(String path, JsonNode body, String token, Duration limit)
+            throws SidecarException {
         byte[] bytes;
         try {
             bytes = mapper.writeValueAsBytes(body);
@@ -72,7 +78,7 @@ final class SidecarClient {
                     0, null, e);
         }
         HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve(path))
-                .timeout(timeout)
+                .timeout(limit)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(bytes));
         if (token != null) {
