@@ -1,0 +1,152 @@
+"""A differential: the plugin answers Kafka clients as Kafka's own ``StandardAuthorizer`` does.
+
+Two brokers with the same SASL users and super users: one authorized by the plugin (with
+``aclstore serve`` as its sidecar), one by ``org.apache.kafka.metadata.authorizer.
+StandardAuthorizer``.  The same randomized ACLs (prefixed DENYs, wildcard names and the
+``User:*`` principal always among them) are created on both through confluent-kafka's
+AdminClient, then the same produce, consume, describe-topic and create-topic requests run on
+both as ``alice`` and ``bob``: every Kafka error code must agree.  The expectation is Kafka's
+own authorizer, not our code.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from broker_support import SUPER_USERS, USERS, Sidecar, consume_one, plugin_broker, produce
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
+
+from devtools.kafka_process import LocalKafka
+
+pytestmark = pytest.mark.kafka
+
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+TOPICS = ("orders", "orders-eu", "payments", "pay")
+GROUPS = ("g-app", "gx")
+PRINCIPALS = ("User:alice", "User:bob", "User:*")
+TOPIC_NAMES = ("orders", "orders-eu", "payments", "pay", "*")
+TOPIC_PREFIXES = ("ord", "pay", "orders-", "new-")
+GROUP_NAMES = ("g-app", "gx", "*")
+GROUP_PREFIXES = ("g-", "g")
+OPERATIONS = (AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE,
+              AclOperation.CREATE, AclOperation.ALL)  # fmt: skip
+
+
+def _random_bindings(rng: random.Random, count: int) -> list[AclBinding]:
+    """``count`` distinct bindings, always with a prefixed DENY and both kinds of wildcard."""
+
+    def one(rt: ResourceType, prefixed: bool, permission: AclPermissionType) -> AclBinding:
+        if rt is ResourceType.BROKER:
+            name, pattern = "kafka-cluster", ResourcePatternType.LITERAL
+        elif prefixed:
+            name = rng.choice(TOPIC_PREFIXES if rt is ResourceType.TOPIC else GROUP_PREFIXES)
+            pattern = ResourcePatternType.PREFIXED
+        else:
+            name = rng.choice(TOPIC_NAMES if rt is ResourceType.TOPIC else GROUP_NAMES)
+            pattern = ResourcePatternType.LITERAL
+        op = AclOperation.CREATE if rt is ResourceType.BROKER else rng.choice(OPERATIONS)
+        return AclBinding(rt, name, pattern, rng.choice(PRINCIPALS), "*", op, permission)
+
+    out = {
+        one(ResourceType.TOPIC, True, AclPermissionType.DENY),
+        AclBinding(ResourceType.TOPIC, "*", ResourcePatternType.LITERAL, rng.choice(PRINCIPALS),
+                   "*", AclOperation.DESCRIBE, AclPermissionType.ALLOW),
+        AclBinding(ResourceType.TOPIC, rng.choice(TOPIC_PREFIXES), ResourcePatternType.PREFIXED,
+                   "User:*", "*", rng.choice(OPERATIONS), AclPermissionType.ALLOW),
+    }  # fmt: skip
+    while len(out) < count:
+        rt = rng.choices(
+            (ResourceType.TOPIC, ResourceType.GROUP, ResourceType.BROKER), (6, 3, 1)  # BROKER: the CLUSTER
+        )[0]
+        permission = AclPermissionType.DENY if rng.random() < 0.25 else AclPermissionType.ALLOW
+        out.add(one(rt, rng.random() < 0.4, permission))
+    return sorted(out, key=str)
+
+
+@pytest.fixture(scope="module")
+def brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalKafka, LocalKafka]]:
+    sidecar = Sidecar(tmp_path_factory.mktemp("diff-sidecar") / "data")
+    sidecar.start()
+    ours = plugin_broker(tmp_path_factory.mktemp("diff-ours"), sidecar)
+    ours.heap = "512m"
+    theirs = LocalKafka(
+        Path(tmp_path_factory.mktemp("diff-standard")), heap="512m", sasl_users=USERS,
+        overrides={"authorizer.class.name": STANDARD_AUTHORIZER, "super.users": SUPER_USERS},
+    )  # fmt: skip
+    try:
+        ours.start()
+        theirs.start()
+        for broker in (ours, theirs):
+            admin = AdminClient(broker.client_config("admin"))
+            for future in admin.create_topics([NewTopic(t, 1, 1) for t in TOPICS]).values():
+                future.result(timeout=30)
+            for topic in TOPICS:
+                assert produce(broker, "admin", topic) == 0
+        yield ours, theirs
+    finally:
+        ours.stop()
+        theirs.stop()
+        sidecar.stop()
+
+
+def _outcomes(broker: LocalKafka, round_: int) -> dict[str, int]:
+    """Kafka error codes (0: success) of the same requests as alice and bob."""
+    out: dict[str, int] = {}
+    for user in ("alice", "bob"):
+        client = AdminClient(broker.client_config(user))
+        metadata = client.list_topics(timeout=30)
+        for topic in TOPICS:
+            out[f"{user} produce {topic}"] = produce(broker, user, topic, timeout=10)
+            seen = metadata.topics.get(topic)
+            out[f"{user} sees {topic} in metadata"] = int(seen is not None and seen.error is None)
+        for topic, group in (("orders", "g-app"), ("payments", "gx")):
+            out[f"{user} consume {topic} in {group}"] = consume_one(
+                broker, user, topic, f"{group}", timeout=10
+            )
+        for name in (f"new-{user}-{round_}", f"other-{user}-{round_}"):
+            try:
+                client.create_topics([NewTopic(name, 1, 1)])[name].result(timeout=30)
+                out[f"{user} create {name}"] = 0
+            except KafkaException as exc:
+                out[f"{user} create {name}"] = int(exc.args[0].code())
+    return out
+
+
+@pytest.mark.parametrize("seed", [13, 24, 38])  # no CLUSTER ACL; a CLUSTER DENY to User:*; mixed
+def test_the_plugin_decides_as_standard_authorizer_does(
+    brokers: tuple[LocalKafka, LocalKafka], seed: int
+) -> None:
+    bindings = _random_bindings(random.Random(seed), 24)
+    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                  AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+    results = []
+    for broker in brokers:
+        admin = AdminClient(broker.client_config("admin"))
+        admin.delete_acls([everything])[everything].result(timeout=30)
+        for future in admin.create_acls(bindings).values():
+            future.result(timeout=30)
+        listed = admin.describe_acls(everything).result(timeout=30)
+        assert sorted(map(str, listed)) == sorted(map(str, bindings))
+    time.sleep(1.0)  # both authorizers apply what their admin API acknowledged within ms
+    for broker in brokers:
+        results.append(_outcomes(broker, seed))
+    ours, theirs = results
+    differences = {k: (ours[k], theirs[k]) for k in ours if ours[k] != theirs[k]}
+    assert differences == {}, f"plugin vs StandardAuthorizer on {bindings}"
+    # The randomized ACLs must exercise both answers, or the comparison says little.
+    codes = set(theirs.values())
+    assert 0 in codes and KafkaError.TOPIC_AUTHORIZATION_FAILED in codes, theirs
