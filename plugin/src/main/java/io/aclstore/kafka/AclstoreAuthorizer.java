@@ -136,7 +136,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         while (!closed) {
             String why;
             try {
-                sidecar.get("readyz", null);
+                sidecar.get("readyz");
                 LOG.info("aclstore sidecar {} is ready: opening the broker's listeners",
                         config.url());
                 ready.complete(null);
@@ -407,7 +407,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     @Override
     public int aclCount() {
         try {
-            return sidecar.get("v1/status", null).path("bindings").asInt(-1);
+            return sidecar.get("v1/status").path("bindings").asInt(-1);
         } catch (SidecarException e) {
             return -1;
         }
@@ -430,6 +430,9 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         }
         if (offsetWatcher != null) {
             offsetWatcher.interrupt();
+        }
+        if (sidecar != null) {
+            sidecar.close();
         }
     }
 }
