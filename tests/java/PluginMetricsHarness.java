@@ -1,0 +1,105 @@
+/*
+ * Loads the aclstore authorizer plugin the way a Kafka broker does (configure, then Kafka's own
+ * Plugin.wrapInstance with the broker's Metrics registry, which hands a Monitorable plugin its
+ * PluginMetrics) and asks it for decisions while no sidecar listens at its URL.
+ *
+ *   java PluginMetricsHarness URL
+ *       prints one JSON object: the results for User:alice (three actions) and User:admin
+ *       (two actions), and every metric of the "plugins" group with its tags and value.
+ *   java PluginMetricsHarness reject KEY VALUE
+ *       configures the plugin with one more setting and prints the ConfigException's message
+ *       (or "accepted").
+ */
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.aclstore.kafka.AclstoreAuthorizer;
+import java.net.InetAddress;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.internals.Plugin;
+import org.apache.kafka.common.metrics.KafkaMetric;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.server.authorizer.Action;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+import org.apache.kafka.server.authorizer.AuthorizationResult;
+import org.apache.kafka.server.authorizer.Authorizer;
+
+public class PluginMetricsHarness {
+    static AuthorizableRequestContext context(String user) throws Exception {
+        InetAddress address = InetAddress.getByName("127.0.0.1");
+        return new AuthorizableRequestContext() {
+            public String listenerName() { return "SASL"; }
+            public SecurityProtocol securityProtocol() { return SecurityProtocol.SASL_PLAINTEXT; }
+            public KafkaPrincipal principal() { return new KafkaPrincipal("User", user); }
+            public InetAddress clientAddress() { return address; }
+            public int requestType() { return 0; }
+            public int requestVersion() { return 9; }
+            public String clientId() { return "harness"; }
+            public int correlationId() { return 1; }
+        };
+    }
+
+    static Action action(AclOperation op, String topic) {
+        return new Action(op, new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+                1, true, true);
+    }
+
+    public static void main(String[] args) throws Exception {
+        ObjectMapper mapper = new ObjectMapper();
+        Map<String, Object> configs = new HashMap<>();
+        configs.put("super.users", "User:admin");
+        configs.put("aclstore.request.timeout.ms", "500");
+        if (args[0].equals("reject")) {
+            configs.put(args[1], args[2]);
+            try {
+                new AclstoreAuthorizer().configure(configs);
+                System.out.println("accepted");
+            } catch (ConfigException e) {
+                System.out.println(e.getMessage());
+            }
+            return;
+        }
+        configs.put("aclstore.url", args[0]);
+        Metrics metrics = new Metrics();
+        AclstoreAuthorizer authorizer = new AclstoreAuthorizer();
+        authorizer.configure(configs);
+        Plugin<Authorizer> plugin =
+                Plugin.wrapInstance(authorizer, metrics, "authorizer.class.name", "role", "broker");
+        ObjectNode out = mapper.createObjectNode();
+        List<AuthorizationResult> alice = plugin.get().authorize(context("alice"), List.of(
+                action(AclOperation.WRITE, "orders"), action(AclOperation.DESCRIBE, "orders"),
+                action(AclOperation.READ, "payments")));
+        List<AuthorizationResult> admin = plugin.get().authorize(context("admin"), List.of(
+                action(AclOperation.WRITE, "orders"), action(AclOperation.ALTER, "orders")));
+        ArrayNode a = out.putArray("alice");
+        alice.forEach(r -> a.add(r.name()));
+        ArrayNode b = out.putArray("admin");
+        admin.forEach(r -> b.add(r.name()));
+        out.put("byResourceType", plugin.get().authorizeByResourceType(
+                context("alice"), AclOperation.WRITE, ResourceType.TOPIC).name());
+        ArrayNode found = out.putArray("metrics");
+        for (Map.Entry<MetricName, KafkaMetric> e : metrics.metrics().entrySet()) {
+            if (!e.getKey().group().equals("plugins")) {
+                continue;
+            }
+            ObjectNode m = found.addObject();
+            m.put("name", e.getKey().name());
+            m.set("tags", mapper.valueToTree(e.getKey().tags()));
+            m.put("value", ((Number) e.getValue().metricValue()).doubleValue());
+        }
+        plugin.close();
+        metrics.close();
+        System.out.println(mapper.writeValueAsString(out));
+    }
+}
