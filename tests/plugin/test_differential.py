@@ -15,6 +15,7 @@ import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from broker_support import SUPER_USERS, USERS, Sidecar, consume_one, plugin_broker, produce
@@ -150,3 +151,51 @@ def test_the_plugin_decides_as_standard_authorizer_does(
     # The randomized ACLs must exercise both answers, or the comparison says little.
     codes = set(theirs.values())
     assert 0 in codes and KafkaError.TOPIC_AUTHORIZATION_FAILED in codes, theirs
+
+
+def _per_item(futures: dict[Any, Any]) -> list[tuple[str, str, str]]:
+    out = []
+    for item, future in futures.items():
+        try:
+            result = future.result(timeout=30)
+            out.append((str(item), "NONE", str(sorted(map(str, result or [])))))
+        except KafkaException as exc:
+            out.append((str(item), exc.args[0].name(), exc.args[0].str()))
+    return sorted(out)
+
+
+def test_per_item_create_and_delete_results_match_kafkas_own(
+    brokers: tuple[LocalKafka, LocalKafka],
+) -> None:
+    """KIP-140: one bad binding fails alone, with Kafka's error code and message."""
+    topic, group = ResourceType.TOPIC, ResourceType.GROUP
+    literal, prefixed = ResourcePatternType.LITERAL, ResourcePatternType.PREFIXED
+    read, allow = AclOperation.READ, AclPermissionType.ALLOW
+    creations = [
+        AclBinding(topic, "a", literal, "User:bob", "*", read, allow),
+        AclBinding(topic, "b", literal, "bob", "*", read, allow),  # no principal type
+        AclBinding(topic, "", literal, "User:bob", "*", read, allow),  # empty name
+        AclBinding(topic, "c", literal, "User:bob", "10.0.0.1", read, allow),
+        AclBinding(group, "g", prefixed, "User:bob", "*", AclOperation.WRITE, AclPermissionType.DENY),
+    ]  # fmt: skip
+    any_op, any_perm = AclOperation.ANY, AclPermissionType.ANY
+    deletions = [
+        AclBindingFilter(topic, None, ResourcePatternType.ANY, "User:bob", None, read, allow),
+        AclBindingFilter(group, "g-x", ResourcePatternType.MATCH, None, None, any_op, any_perm),
+        AclBindingFilter(topic, "nothing", literal, None, None, any_op, any_perm),
+    ]
+    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                  AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+    answers = []
+    for broker in brokers:
+        admin = AdminClient(broker.client_config("admin"))
+        admin.delete_acls([everything])[everything].result(timeout=30)
+        created = _per_item(admin.create_acls(creations))
+        listed = sorted(map(str, admin.describe_acls(everything).result(timeout=30)))
+        deleted = _per_item(admin.delete_acls(deletions))
+        left = sorted(map(str, admin.describe_acls(everything).result(timeout=30)))
+        answers.append((created, listed, deleted, left))
+    ours, theirs = answers
+    assert ours == theirs
+    assert [r[1] for r in theirs[0]].count("INVALID_REQUEST") == 2  # the two bad ones only
+    assert theirs[3] == []  # the three deletions took everything that was created
