@@ -6,6 +6,9 @@
  *   java PluginMetricsHarness URL
  *       prints one JSON object: the results for User:alice (three actions) and User:admin
  *       (two actions), and every metric of the "plugins" group with its tags and value.
+ *   java PluginMetricsHarness hung URL
+ *       three decisions in a row against a sidecar that never answers: each result and its
+ *       time in ms, as a JSON array.
  *   java PluginMetricsHarness reject KEY VALUE
  *       configures the plugin with one more setting and prints the ConfigException's message
  *       (or "accepted").
@@ -68,6 +71,25 @@ public class PluginMetricsHarness {
             } catch (ConfigException e) {
                 System.out.println(e.getMessage());
             }
+            return;
+        }
+        if (args[0].equals("hung")) {
+            // a sidecar that accepts connections and never answers: the first call waits for
+            // the request timeout, the next ones within aclstore.ready.poll.ms fail at once.
+            configs.put("aclstore.url", args[1]);
+            configs.put("aclstore.ready.poll.ms", "2000");
+            AclstoreAuthorizer authorizer = new AclstoreAuthorizer();
+            authorizer.configure(configs);
+            ArrayNode calls = mapper.createArrayNode();
+            for (int i = 0; i < 3; i++) {
+                long started = System.nanoTime();
+                List<AuthorizationResult> r = authorizer.authorize(context("alice"),
+                        List.of(action(AclOperation.WRITE, "orders")));
+                calls.addObject().put("result", r.get(0).name())
+                        .put("ms", (System.nanoTime() - started) / 1_000_000);
+            }
+            authorizer.close();
+            System.out.println(mapper.writeValueAsString(calls));
             return;
         }
         configs.put("aclstore.url", args[0]);

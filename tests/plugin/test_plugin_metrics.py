@@ -9,6 +9,7 @@ alice denied, one by-resource-type check denied, admin (a super user) allowed wi
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -36,8 +37,10 @@ def test_without_a_sidecar_everyone_but_super_users_is_denied_and_counted() -> N
     assert out["byResourceType"] == "DENIED"
     values = {m["name"]: m["value"] for m in out["metrics"]}
     assert values["fail-closed-denials-total"] == 4  # 3 actions + 1 by-resource-type check
-    assert values["sidecar-failures-total"] == 2  # two calls went unanswered
-    assert values["sidecar-calls-total"] == 2  # admin's actions never left the plugin
+    # One call went unanswered; the by-resource-type check, right after it, failed closed
+    # without another call (aclstore.ready.poll.ms); admin's actions never left the plugin.
+    assert values["sidecar-failures-total"] == 1
+    assert values["sidecar-calls-total"] == 1
     assert values["sidecar-available"] == 0
     for metric in out["metrics"]:  # the broker's tags for its authorizer plugin (KIP-877)
         assert metric["tags"] == {
@@ -61,3 +64,14 @@ def test_a_setting_that_cannot_work_is_refused_at_configure(
 ) -> None:
     message = _run("reject", key, value)
     assert expected in message and key in message, message
+
+
+def test_a_hung_sidecar_holds_one_call_for_the_timeout_and_the_next_ones_fail_at_once() -> None:
+    with socket.socket() as hung:  # accepts connections (the kernel's backlog), never answers
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(16)
+        calls = json.loads(_run("hung", f"http://127.0.0.1:{hung.getsockname()[1]}"))
+    assert [c["result"] for c in calls] == ["DENIED", "DENIED", "DENIED"]
+    first, *rest = (c["ms"] for c in calls)
+    assert 450 <= first <= 1500  # aclstore.request.timeout.ms=500
+    assert all(ms < 100 for ms in rest), calls  # within aclstore.ready.poll.ms: no new call

@@ -68,6 +68,11 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     private final AtomicLong sidecarCalls = new AtomicLong();
     private volatile boolean sidecarAvailable = true;
     private volatile long lastUnavailableLogMs;
+    /**
+     * After a call went unanswered, calls fail closed at once until this time (System.nanoTime):
+     * a hung sidecar must not hold every request handler thread for the request timeout.
+     */
+    private volatile long retryAfterNanos;
     private volatile boolean closed;
     private Thread readyWaiter;
     private DecisionCache cache;
@@ -277,9 +282,16 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
 
     /** The sidecar's answer, or null after failing closed (counted and logged). */
     private JsonNode call(String path, JsonNode body, String principal, int actions) {
+        long wait = retryAfterNanos - System.nanoTime();
+        if (retryAfterNanos != 0 && wait > 0) {
+            failClosed(principal, actions, "the sidecar did not answer the last call; next try in "
+                    + (wait / 1_000_000 + 1) + " ms");
+            return null;
+        }
         sidecarCalls.incrementAndGet();
         try {
             JsonNode answer = sidecar.decide(path, body);
+            retryAfterNanos = 0;
             if (!sidecarAvailable) {
                 sidecarAvailable = true;
                 LOG.info("the aclstore sidecar {} answers again; decisions are its own again "
@@ -290,6 +302,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         } catch (SidecarException e) {
             if (e.unavailable()) {
                 sidecarFailures.incrementAndGet();
+                retryAfterNanos = System.nanoTime() + config.readyPoll().toNanos();
             }
             failClosed(principal, actions, e.getMessage());
             return null;
