@@ -15,7 +15,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +151,3 @@ def consume_one(
         return -1
     finally:
         consumer.close()
-
-
-def admin_config(broker: LocalKafka) -> Mapping[str, Any]:
-    return broker.client_config("admin")
