@@ -57,6 +57,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _cluster_id() -> str:
+    """A random KRaft cluster id, never starting with ``-``: StorageTool's argument parser
+    would take such an id for an option (Kafka's ``Uuid.randomUuid`` skips them too)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 def _port_open(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.2)
@@ -203,7 +212,7 @@ class LocalKafka:
         if (self.workdir / "data" / "meta.properties").exists():
             self._formatted = True
             return
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster_id = _cluster_id()
         proc = subprocess.run(
             self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)),
             capture_output=True,
