@@ -8,8 +8,12 @@ alice denied, one by-resource-type check denied, admin (a super user) allowed wi
 
 from __future__ import annotations
 
+import functools
 import json
+import shutil
 import socket
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,8 @@ from devtools.java import compile_harness, run_harness
 from devtools.kafka_process import free_port
 from devtools.maven import kafka_classpath
 from devtools.plugin import plugin_jar
+from replicator.server.node import Node, NodeSettings
+from replicator.server.tls import TlsSettings
 
 pytestmark = pytest.mark.unit
 
@@ -75,3 +81,47 @@ def test_a_hung_sidecar_holds_one_call_for_the_timeout_and_the_next_ones_fail_at
     first, *rest = (c["ms"] for c in calls)
     assert 450 <= first <= 1500  # aclstore.request.timeout.ms=500
     assert all(ms < 100 for ms in rest), calls  # within aclstore.ready.poll.ms: no new call
+
+
+@pytest.fixture
+def tls_node(tmp_path: Path) -> Iterator[tuple[Node, Path]]:
+    """A node serving HTTPS with a self-signed certificate for 127.0.0.1, and a Java trust
+    store holding that certificate.  alice is a super user of the node, not of the plugin."""
+    for tool in ("openssl", "keytool"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"the {tool} command is needed for the TLS test")
+    run = functools.partial(subprocess.run, cwd=tmp_path, check=True, capture_output=True)
+    run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", "server.key", "-out", "server.pem", "-days", "2",
+         "-subj", "/CN=sidecar", "-addext", "subjectAltName=IP:127.0.0.1"])  # fmt: skip
+    run(["keytool", "-importcert", "-noprompt", "-alias", "sidecar", "-file", "server.pem",
+         "-keystore", "trust.p12", "-storetype", "PKCS12", "-storepass", "changeit"])  # fmt: skip
+    settings = NodeSettings(
+        data_dir=tmp_path / "node", listen="127.0.0.1:0", super_users=("User:alice",),
+        tls=TlsSettings(certificate=tmp_path / "server.pem", key=tmp_path / "server.key"),
+    )  # fmt: skip
+    node = Node(settings)
+    node.start()
+    try:
+        yield node, tmp_path / "trust.p12"
+    finally:
+        node.stop()
+
+
+def test_over_https_the_sidecar_is_asked_only_when_its_certificate_is_trusted(
+    tls_node: tuple[Node, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    node, trust_store = tls_node
+    assert node.url.startswith("https://127.0.0.1:")
+    untrusted = json.loads(_run(node.url))  # the JVM's default trust store: not this certificate
+    assert untrusted["alice"] == ["DENIED", "DENIED", "DENIED"]
+    assert {m["name"]: m["value"] for m in untrusted["metrics"]}["sidecar-failures-total"] == 1
+    monkeypatch.setenv(
+        "JAVA_TOOL_OPTIONS",
+        f"-Djavax.net.ssl.trustStore={trust_store} -Djavax.net.ssl.trustStorePassword=changeit",
+    )
+    trusted = json.loads(_run(node.url))
+    assert trusted["alice"] == ["ALLOWED", "ALLOWED", "ALLOWED"]  # the node's super user
+    assert trusted["byResourceType"] == "ALLOWED"
+    values = {m["name"]: m["value"] for m in trusted["metrics"]}
+    assert (values["sidecar-failures-total"], values["sidecar-calls-total"]) == (0, 2)

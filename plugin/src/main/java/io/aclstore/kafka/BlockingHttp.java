@@ -14,6 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
@@ -103,13 +105,25 @@ final class BlockingHttp implements AutoCloseable {
     }
 
     private Connection open(int timeoutMs) throws IOException {
-        Socket socket = "https".equals(base.getScheme())
-                ? SSLSocketFactory.getDefault().createSocket()
-                : new Socket();
+        boolean tls = "https".equals(base.getScheme());
+        Socket socket = tls ? SSLSocketFactory.getDefault().createSocket() : new Socket();
         try {
             socket.setTcpNoDelay(true);
-            socket.connect(new InetSocketAddress(base.getHost(), port(base)),
+            String host = base.getHost();
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);  // an IPv6 literal
+            }
+            socket.connect(new InetSocketAddress(host, port(base)),
                     Math.min(connectTimeoutMs, timeoutMs));
+            if (tls) {
+                // A bare SSLSocket checks the chain but not the name: ask for what HTTPS checks.
+                SSLSocket ssl = (SSLSocket) socket;
+                SSLParameters parameters = ssl.getSSLParameters();
+                parameters.setEndpointIdentificationAlgorithm("HTTPS");
+                ssl.setSSLParameters(parameters);
+                ssl.setSoTimeout(timeoutMs);
+                ssl.startHandshake();
+            }
             return new Connection(socket);
         } catch (IOException e) {
             socket.close();
