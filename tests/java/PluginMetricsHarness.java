@@ -3,7 +3,7 @@
  * Plugin.wrapInstance with the broker's Metrics registry, which hands a Monitorable plugin its
  * PluginMetrics) and asks it for decisions while no sidecar listens at its URL.
  *
- *   java PluginMetricsHarness URL
+ *   java PluginMetricsHarness URL [KEY=VALUE...]
  *       prints one JSON object: the results for User:alice (three actions) and User:admin
  *       (two actions), and every metric of the "plugins" group with its tags and value.
  *   java PluginMetricsHarness hung URL
@@ -93,6 +93,10 @@ public class PluginMetricsHarness {
             return;
         }
         configs.put("aclstore.url", args[0]);
+        for (int i = 1; i < args.length; i++) {  // more settings, KEY=VALUE
+            String[] kv = args[i].split("=", 2);
+            configs.put(kv[0], kv[1]);
+        }
         Metrics metrics = new Metrics();
         AclstoreAuthorizer authorizer = new AclstoreAuthorizer();
         authorizer.configure(configs);

@@ -63,6 +63,7 @@ def test_without_a_sidecar_everyone_but_super_users_is_denied_and_counted() -> N
         ("aclstore.cache.max.staleness.ms", "soon", "not a whole number of milliseconds"),
         ("super.users", "admin", "each super user is Type:name"),
         ("aclstore.command.config", "/nonexistent/admin.properties", "cannot read it"),
+        ("aclstore.ssl.ca.location", "/nonexistent/ca.pem", "is for an https:// sidecar"),
     ],
 )
 def test_a_setting_that_cannot_work_is_refused_at_configure(
@@ -125,3 +126,6 @@ def test_over_https_the_sidecar_is_asked_only_when_its_certificate_is_trusted(
     assert trusted["byResourceType"] == "ALLOWED"
     values = {m["name"]: m["value"] for m in trusted["metrics"]}
     assert (values["sidecar-failures-total"], values["sidecar-calls-total"]) == (0, 2)
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS")
+    pem = json.loads(_run(node.url, f"aclstore.ssl.ca.location={trust_store.with_name('server.pem')}"))
+    assert pem["alice"] == ["ALLOWED", "ALLOWED", "ALLOWED"]  # trusting the PEM file alone

@@ -59,11 +59,14 @@ final class BlockingHttp implements AutoCloseable {
     private final URI base;
     private final String hostHeader;
     private final int connectTimeoutMs;
+    private final SSLSocketFactory tls;
     private final ConcurrentLinkedDeque<Connection> idle = new ConcurrentLinkedDeque<>();
     private volatile boolean closed;
 
-    BlockingHttp(URI base, Duration connectTimeout) {
+    /** {@code tls}: the sockets of an https:// base (null: the JVM's default trust store). */
+    BlockingHttp(URI base, Duration connectTimeout, SSLSocketFactory tls) {
         this.base = base;
+        this.tls = tls != null ? tls : (SSLSocketFactory) SSLSocketFactory.getDefault();
         this.hostHeader = base.getHost() + ":" + port(base);
         this.connectTimeoutMs = (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis());
     }
@@ -105,8 +108,8 @@ final class BlockingHttp implements AutoCloseable {
     }
 
     private Connection open(int timeoutMs) throws IOException {
-        boolean tls = "https".equals(base.getScheme());
-        Socket socket = tls ? SSLSocketFactory.getDefault().createSocket() : new Socket();
+        boolean secure = "https".equals(base.getScheme());
+        Socket socket = secure ? tls.createSocket() : new Socket();
         try {
             socket.setTcpNoDelay(true);
             String host = base.getHost();
@@ -115,7 +118,7 @@ final class BlockingHttp implements AutoCloseable {
             }
             socket.connect(new InetSocketAddress(host, port(base)),
                     Math.min(connectTimeoutMs, timeoutMs));
-            if (tls) {
+            if (secure) {
                 // A bare SSLSocket checks the chain but not the name: ask for what HTTPS checks.
                 SSLSocket ssl = (SSLSocket) socket;
                 SSLParameters parameters = ssl.getSSLParameters();

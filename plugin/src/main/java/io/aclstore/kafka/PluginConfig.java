@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import javax.net.ssl.SSLSocketFactory;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
@@ -30,11 +31,13 @@ final class PluginConfig {
     static final String REQUEST_TIMEOUT_MS = "aclstore.request.timeout.ms";
     static final String READY_POLL_MS = "aclstore.ready.poll.ms";
     static final String CACHE_MAX_STALENESS_MS = "aclstore.cache.max.staleness.ms";
+    /** A PEM file of CA certificates for an https:// sidecar (default: the JVM's trust store). */
+    static final String SSL_CA_LOCATION = "aclstore.ssl.ca.location";
     static final String SUPER_USERS = "super.users";
 
     private static final Set<String> KNOWN = Set.of(
             URL, COMMAND_CONFIG, BEARER_TOKEN, REQUEST_TIMEOUT_MS, READY_POLL_MS,
-            CACHE_MAX_STALENESS_MS);
+            CACHE_MAX_STALENESS_MS, SSL_CA_LOCATION);
     static final String DEFAULT_URL = "http://127.0.0.1:9096";
 
     private final URI url;
@@ -43,15 +46,17 @@ final class PluginConfig {
     private final Duration readyPoll;
     private final long cacheMaxStalenessMs;
     private final Set<String> superUsers;
+    private final SSLSocketFactory tls;
 
     private PluginConfig(URI url, String bearerToken, Duration requestTimeout, Duration readyPoll,
-                         long cacheMaxStalenessMs, Set<String> superUsers) {
+                         long cacheMaxStalenessMs, Set<String> superUsers, SSLSocketFactory tls) {
         this.url = url;
         this.bearerToken = bearerToken;
         this.requestTimeout = requestTimeout;
         this.readyPoll = readyPoll;
         this.cacheMaxStalenessMs = cacheMaxStalenessMs;
         this.superUsers = superUsers;
+        this.tls = tls;
     }
 
     static PluginConfig from(Map<String, ?> configs) {
@@ -83,13 +88,21 @@ final class PluginConfig {
             throw new ConfigException(URL, urlText, "use an http:// or https:// URL");
         }
         String token = string(configs, BEARER_TOKEN, credential.getProperty(BEARER_TOKEN));
+        // The credential file's ssl.ca.location is the CA the CLI trusts for the same node.
+        String ca = string(configs, SSL_CA_LOCATION, credential.getProperty("ssl.ca.location"));
+        if (ca != null && !"https".equals(url.getScheme())) {
+            throw new ConfigException(SSL_CA_LOCATION, ca, "is for an https:// sidecar; "
+                    + URL + " is " + url);
+        }
+        SSLSocketFactory tls = ca == null ? null : PemTrust.socketFactory(SSL_CA_LOCATION, Path.of(ca));
         return new PluginConfig(
                 url,
                 token == null || token.isBlank() ? null : token.trim(),
                 Duration.ofMillis(positive(configs, REQUEST_TIMEOUT_MS, 2000)),
                 Duration.ofMillis(positive(configs, READY_POLL_MS, 200)),
                 nonNegative(configs, CACHE_MAX_STALENESS_MS, 0),
-                superUsers(string(configs, SUPER_USERS, "")));
+                superUsers(string(configs, SUPER_USERS, "")),
+                tls);
     }
 
     /** {@code User:a;User:b}, as Kafka's {@code super.users} is written. */
@@ -165,5 +178,10 @@ final class PluginConfig {
 
     Set<String> superUsers() {
         return superUsers;
+    }
+
+    /** Sockets trusting {@link #SSL_CA_LOCATION}, or null for the JVM's default trust store. */
+    SSLSocketFactory tls() {
+        return tls;
     }
 }

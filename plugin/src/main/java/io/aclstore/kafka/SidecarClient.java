@@ -21,7 +21,7 @@ final class SidecarClient implements AutoCloseable {
         this.base = config.url();
         this.timeout = config.requestTimeout();
         this.authorization = config.bearerToken() == null ? null : "Bearer " + config.bearerToken();
-        this.http = new BlockingHttp(base, config.requestTimeout());
+        this.http = new BlockingHttp(base, config.requestTimeout(), config.tls());
     }
 
     ObjectMapper mapper() {
