@@ -12,8 +12,9 @@ A local KRaft broker for trying aclstore on Kafka is dev tooling, not product:
 ``python -m devtools kafka``.
 
 Errors are one line on stderr and a non-zero exit code: 2 for a command line or configuration
-that cannot work, 1 when the store refused or failed.  ``--format json`` prints one JSON
-document that includes the log offset the answer reflects.
+that cannot work, 1 when the store refused or failed; ``acls`` follows kafka-acls.sh instead
+(exit 1, option errors on stderr with the usage, failures on stdout).  ``--format json`` prints
+one JSON document that includes the log offset the answer reflects.
 """
 
 from __future__ import annotations
@@ -56,7 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # A command that judges stray arguments itself (``acls``, as kafka-acls.sh) says so.
+        unrecognized = getattr(args, "unrecognized", None)
+        if unrecognized is None:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        unrecognized(extra)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

@@ -35,7 +35,20 @@ from store.principal import KafkaPrincipal
 
 
 class AclCommandError(InvalidRequestError):
-    """The options do not make a valid command (kafka-acls.sh's ``printUsageAndExit``)."""
+    """The options do not make a valid command (kafka-acls.sh's ``printUsageAndExit``): the
+    message goes to stderr followed by the usage, exit code 1."""
+
+
+class AclExecutionError(InvalidRequestError):
+    """The command failed while running (AclCommand's ``Error while executing ACL command``):
+    a value that does not parse (a principal, a pattern type) or a store that refused.
+
+    ``cause`` is the underlying reason where Kafka's message names only the symptom (its
+    ``Caused by:`` line)."""
+
+    def __init__(self, message: str, *, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 _R = ResourceType
@@ -43,16 +56,17 @@ _O = AclOperation
 SUPPORTED_OPERATIONS: dict[ResourceType, frozenset[AclOperation]] = {
     _R.TOPIC: frozenset({_O.READ, _O.WRITE, _O.CREATE, _O.DESCRIBE, _O.DELETE, _O.ALTER,
                          _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS}),
-    _R.GROUP: frozenset({_O.READ, _O.DESCRIBE, _O.DELETE}),
+    _R.GROUP: frozenset({_O.READ, _O.DESCRIBE, _O.DELETE, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS}),
     _R.CLUSTER: frozenset({_O.CREATE, _O.CLUSTER_ACTION, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS,
                            _O.IDEMPOTENT_WRITE, _O.ALTER, _O.DESCRIBE}),
     _R.TRANSACTIONAL_ID: frozenset({_O.DESCRIBE, _O.WRITE}),
     _R.DELEGATION_TOKEN: frozenset({_O.DESCRIBE}),
     _R.USER: frozenset({_O.CREATE_TOKENS, _O.DESCRIBE_TOKENS}),
 }  # fmt: skip
-"""``AclEntry.supportedOperations``: what each resource type accepts (ALL always)."""
+"""``AclEntry.supportedOperations`` (Kafka 4.3): what each resource type accepts (ALL always).
 
-
+Kafka's TRANSACTIONAL_ID also takes ``TwoPhaseCommit`` (KIP-939), an operation the store's model
+does not have yet."""
 
 def _role_operations(bindings: Iterable[AclBinding]) -> dict[ResourceType, tuple[AclOperation, ...]]:
     """The operations a role's bindings grant, per resource type, in the bindings' order."""
@@ -101,32 +115,43 @@ class AclOptions:
     """Options given on the command line (kafka-acls.sh checks presence, not values)."""
 
 
+_PATTERN_CHOICES = "|".join(t.name for t in PatternType if t is not PatternType.UNKNOWN)
+
+
 def parse_pattern_type(text: str) -> PatternType:
-    """``--resource-pattern-type``: any letter case; UNKNOWN refused (``PatternTypeConverter``)."""
-    value = PatternType.__members__.get(text.strip().upper())
+    """``--resource-pattern-type`` as AclCommand's ``PatternTypeConverter``: the enum name in any
+    letter case, UNKNOWN refused; a bad value fails the run (not the option check)."""
+    value = next((t for t in PatternType if t.name == text.upper()), None)
     if value is None or value is PatternType.UNKNOWN:
-        raise AclCommandError(
-            f"Unknown resource-pattern-type: {text} (use literal, prefixed, any or match)"
+        cause = (
+            f"Unknown resource-pattern-type: {text}"
+            if value is PatternType.UNKNOWN
+            else f"Value [{text}] is not one of [{_PATTERN_CHOICES}]"
+        )
+        raise AclExecutionError(
+            f"Cannot parse argument '{text}' of option resource-pattern-type", cause=cause
         )
     return value
 
 
+_OPERATION_KEYS: Final = {op.name.replace("_", ""): op for op in AclOperation}
+
+
 def parse_operation(text: str) -> AclOperation:
-    """``SecurityUtils.operation``: ``Read``, ``READ``, ``DescribeConfigs`` all parse."""
-    op = AclOperation.parse(text.strip())
-    if op.is_unknown or op is AclOperation.ANY:
-        names = ", ".join(o.name for o in AclOperation if o not in (_O.UNKNOWN, _O.ANY))
-        raise AclCommandError(f"Invalid operation {text!r}; valid operations: {names}")
-    return op
+    """``SecurityUtils.operation``: the PascalCase name in any letter case (``DescribeConfigs``,
+    ``describeconfigs``, ``READ``), else UNKNOWN; ``DESCRIBE_CONFIGS`` is UNKNOWN, as in Kafka.
+
+    UNKNOWN and ANY are refused later, per resource type (:func:`_validate_operations`)."""
+    return _OPERATION_KEYS.get(text.strip().upper(), AclOperation.UNKNOWN)
 
 
 def _principal(text: str) -> str:
     try:
         return str(KafkaPrincipal.parse(text.strip()))
     except InvalidRequestError as exc:
-        raise AclCommandError(exc.message) from exc
+        raise AclExecutionError(exc.message) from exc
     except Exception as exc:  # InvalidPrincipalError is an AuthorizationError
-        raise AclCommandError(str(exc)) from exc
+        raise AclExecutionError(str(exc)) from exc
 
 
 def check_args(o: AclOptions) -> None:
@@ -239,18 +264,20 @@ def _validate_operations(
     for f, entries in resource_to_entries.items():
         valid = SUPPORTED_OPERATIONS.get(f.resource_type, frozenset()) | {_O.ALL}
         if any(e.operation not in valid for e in entries):
-            names = ", ".join(sorted(op.name for op in valid))
+            # Kafka prints a HashSet, in no fixed order; here in the enum's order.
+            names = ", ".join(op.name for op in sorted(valid))
             raise AclCommandError(
-                f"ResourceType {f.resource_type.name} only supports operations {names}"
+                f"ResourceType {f.resource_type.name} only supports operations [{names}]"
             )
 
 
 def bindings_to_add(o: AclOptions) -> list[tuple[ResourcePattern, list[AclBinding]]]:
     """``getResourceToAcls``: what ``--add`` creates, per resource pattern."""
-    if not parse_pattern_type(o.resource_pattern_type).is_specific:
+    pattern_type = parse_pattern_type(o.resource_pattern_type)
+    if not pattern_type.is_specific:
         raise AclCommandError(
-            f"A '--resource-pattern-type' value of '{o.resource_pattern_type.strip().upper()}' is "
-            "not valid when adding acls."
+            f"A '--resource-pattern-type' value of '{pattern_type.name}' is not valid when adding "
+            "acls."
         )
     out: list[tuple[ResourcePattern, list[AclBinding]]] = []
     for f, entries in filter_to_entries(o):

@@ -7,12 +7,14 @@ The option rules, the bindings and filters they stand for and Kafka's texts live
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from replicator.cli import acl_command as ac
 from replicator.cli.common import (
     FAILURE_EXIT,
+    Parser,
     add_client_options,
     add_resource_options,
     store_client,
@@ -21,13 +23,14 @@ from replicator.cli.output import failed_results, print_json, print_offset
 from replicator.client import StoreClient
 from replicator.contract.bindings import binding_from_json, binding_json, filter_json
 from store.acl import AclBinding, AclBindingFilter
+from store.errors import StoreError
 
 
 def _acl_options(args: argparse.Namespace) -> ac.AclOptions:
     action = "add" if args.add else "remove" if args.remove else "list" if args.list else None
     if [args.add, args.remove, args.list].count(True) != 1 or action is None:
         raise ac.AclCommandError(
-            "Command must include exactly one action: --list, --add, --remove."
+            "Command must include exactly one action: --list, --add, --remove. "
         )
     presence = {
         "producer": args.producer, "consumer": args.consumer,
@@ -57,20 +60,79 @@ def _acl_options(args: argparse.Namespace) -> ac.AclOptions:
     )
 
 
+EXECUTION_ERROR = "Error while executing ACL command: "
+OPTION_EXIT = 1
+"""kafka-acls.sh exits 1 on every error: bad options and failed runs alike."""
+
+_MISSING_ARGUMENT = re.compile(r"argument --([\w-]+).*: expected one argument")
+
+
 def acls(args: argparse.Namespace) -> int:
-    options = _acl_options(args)
-    ac.check_args(options)
-    with store_client(args) as client:
-        if options.action == "add":
-            return _acls_add(client, options, args.format)
-        if options.action == "remove":
-            return _acls_remove(client, options, args.format, force=args.force)
-        return _acls_list(client, options, args.format)
+    """kafka-acls.sh's streams and exit codes: option errors on stderr followed by the usage,
+    failures as ``Error while executing ACL command: ...`` on stdout; both exit 1."""
+    try:
+        if args.bootstrap_server is not None or args.bootstrap_controller is not None:
+            given = "--bootstrap-server" if args.bootstrap_server is not None else (
+                "--bootstrap-controller"
+            )
+            print(
+                f"{given} is not supported: aclstore acls talks to an aclstore node; pass "
+                "--store URL (the node's URL, default http://127.0.0.1:9096) instead",
+                file=sys.stderr,
+            )
+            return OPTION_EXIT
+        options = _acl_options(args)
+        ac.check_args(options)
+        with store_client(args) as client:
+            if options.action == "add":
+                return _acls_add(client, options, args.format)
+            if options.action == "remove":
+                return _acls_remove(client, options, args.format, force=args.force)
+            return _acls_list(client, options, args.format)
+    except ac.AclCommandError as exc:
+        _print_usage_error(args.acls_parser, exc.message)
+        return OPTION_EXIT
+    except ac.AclExecutionError as exc:
+        print(f"{EXECUTION_ERROR}{exc.message}")
+        if exc.cause:
+            print(f"Caused by: {exc.cause}")
+    except StoreError as exc:
+        print(f"{EXECUTION_ERROR}{' '.join(exc.message.split())}")
+    return FAILURE_EXIT
+
+
+def _print_usage_error(parser: argparse.ArgumentParser, message: str) -> None:
+    """``CommandLineUtils.printUsageAndExit``: the message, then the usage, on stderr."""
+    print(message, file=sys.stderr)
+    parser.print_help(sys.stderr)
+
+
+def _option_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    """argparse's complaints in joptsimple's words, as kafka-acls.sh prints them; exit 1."""
+    missing = _MISSING_ARGUMENT.fullmatch(message)
+    if missing:
+        message = f"Option {missing.group(1)} requires an argument"
+    _print_usage_error(parser, message)
+    raise SystemExit(OPTION_EXIT)
+
+
+def _unrecognized(parser: argparse.ArgumentParser, extra: list[str]) -> None:
+    """Arguments no option takes: joptsimple refuses the first unknown option and, as
+    kafka-acls.sh, ignores words that are not options."""
+    unknown = next((a for a in extra if a.startswith("-") and a != "-"), None)
+    if unknown is not None:
+        _option_error(parser, f"{unknown.lstrip('-').split('=', 1)[0]} is not a recognized option")
 
 
 def _describe(client: StoreClient, acl_filter: Any) -> tuple[list[AclBinding], int]:
     answer = client.send("describe_acls", {"filter": filter_json(acl_filter)})
     return [binding_from_json(b) for b in answer["bindings"]], int(answer["offset"])
+
+
+def _failure(answer: dict[str, Any]) -> str | None:
+    """The first refused item of a batch write, as one line (Kafka stops at the first)."""
+    failed = failed_results(answer)
+    return " ".join(failed[0]["error"]["message"].split()) if failed else None
 
 
 def _acls_add(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
@@ -94,26 +156,27 @@ def _acls_add(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
     if not new:
         return 0
     answer = client.send("create_acls", {"bindings": [binding_json(b) for b in new]})
-    failed = failed_results(answer)
-    for r in failed:
-        b = binding_from_json(r["binding"])
-        print(
-            f"error: could not add {ac.binding_text(b)}: {r['error']['message']}", file=sys.stderr
-        )
-    print_offset(answer["offset"])
-    return FAILURE_EXIT if failed else 0
+    failure = _failure(answer)
+    if failure is not None:
+        raise ac.AclExecutionError(failure)
+    print_offset(answer["offset"], stderr=True)
+    return 0
 
 
 def _confirm(question: str) -> bool:
+    """kafka-acls.sh's question on stdout and a y/n answer; without a terminal it refuses
+    (where Kafka fails reading a console that is not there)."""
+    print(question)
     if not sys.stdin.isatty():
-        raise ac.AclCommandError(
+        raise ac.AclExecutionError(
             "refusing to remove ACLs without confirmation: stdin is not a terminal; pass --force"
         )
-    print(question)
-    return input().strip().lower() == "y"
+    return input().lower() == "y"
 
 
 def _acls_remove(client: StoreClient, options: ac.AclOptions, fmt: str, *, force: bool) -> int:
+    """Removes, per resource filter, after the question (unless ``--force``); prints nothing on
+    stdout, as kafka-acls.sh (``--format json`` prints the store's answer)."""
     filters = []
     for plan in ac.remove_plans(options):
         if force or _confirm(plan.confirmation()):
@@ -123,27 +186,23 @@ def _acls_remove(client: StoreClient, options: ac.AclOptions, fmt: str, *, force
     answer = client.send("delete_acls", {"filters": [filter_json(f) for f in filters]})
     if fmt == "json":
         print_json(answer)
-    failed = failed_results(answer)
-    for r in failed:
-        print(f"error: {r['error']['message']}", file=sys.stderr)
-    if fmt == "table":
-        deleted = [binding_from_json(b) for r in answer["results"] for b in r["deleted"]]
-        unique = list(dict.fromkeys(deleted))
-        print(f"Removed {len(unique)} ACL(s):")
-        for b in sorted(unique):
-            print(f"\t{ac.binding_text(b)}")
-        print_offset(answer["offset"])
-    return FAILURE_EXIT if failed else 0
+        return FAILURE_EXIT if failed_results(answer) else 0
+    failure = _failure(answer)
+    if failure is not None:
+        raise ac.AclExecutionError(failure)
+    print_offset(answer["offset"], stderr=True)
+    return 0
 
 
 def _acls_list(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
+    acl_filters = ac.list_filters(options)
+    principals = ac.list_principals(options)
     found: dict[AclBinding, None] = {}
     offset = -1
-    for acl_filter in ac.list_filters(options):
+    for acl_filter in acl_filters:
         bindings, reached = _describe(client, acl_filter)
         found.update(dict.fromkeys(bindings))
         offset = max(offset, reached)
-    principals = ac.list_principals(options)
     bindings = sorted(found)
     if fmt == "json":
         shown = [b for b in bindings if not principals or b.principal in principals]
@@ -160,16 +219,21 @@ def _acls_list(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
         )
         if text:
             print(text)
-    print_offset(offset)
+    print_offset(offset, stderr=True)
     return 0
 
 
 def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
+    parser: Parser = commands.add_parser(
         "acls", help="add, remove and list ACLs (kafka-acls.sh options)",
         description="Manage ACLs with kafka-acls.sh's options: one of --add, --remove, --list.",
+        allow_abbrev=False,  # as kafka-acls.sh: --top is not --topic
     )  # fmt: skip
+    parser.on_error = _option_error
     add_client_options(parser)
+    b = parser.add_argument_group("kafka-acls.sh's broker options (not supported)").add_argument
+    b("--bootstrap-server", metavar="HOST:PORT", help="refused: pass --store URL instead")
+    b("--bootstrap-controller", metavar="HOST:PORT", help="refused: pass --store URL instead")
     a = parser.add_argument_group("action").add_argument
     a("--add", action="store_true", help="add ACLs")
     a("--remove", action="store_true", help="remove ACLs")
@@ -206,4 +270,6 @@ def add_parser(commands: Any) -> None:
     )
     e("--idempotent", action="store_true", help="with --producer: IDEMPOTENT_WRITE on the cluster")
     e("--force", action="store_true", help="do not ask before removing")
-    parser.set_defaults(handler=acls)  # fmt: skip
+    parser.set_defaults(
+        handler=acls, acls_parser=parser, unrecognized=lambda extra: _unrecognized(parser, extra)
+    )

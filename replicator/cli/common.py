@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -25,9 +26,16 @@ FAILURE_EXIT = 1
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with errors as one line (``error: ...``) and exit code 2."""
+    """argparse, with errors as one line (``error: ...``) and exit code 2.
+
+    A command that reports option errors its own way (``acls``, as kafka-acls.sh) sets
+    ``on_error``."""
+
+    on_error: Callable[[argparse.ArgumentParser, str], NoReturn] | None = None
 
     def error(self, message: str) -> NoReturn:
+        if self.on_error is not None:
+            self.on_error(self, message)
         print(f"error: {message} (see `{self.prog} --help`)", file=sys.stderr)
         raise SystemExit(USAGE_EXIT)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 
@@ -10,9 +11,11 @@ def print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def print_offset(offset: object) -> None:
-    """The last line of every table answer: the log offset the answer reflects."""
-    print(f"(log offset {offset})")
+def print_offset(offset: object, *, stderr: bool = False) -> None:
+    """The last line of every table answer: the log offset the answer reflects.
+
+    ``stderr=True`` where stdout must stay what the mirrored Kafka tool prints (``acls``)."""
+    print(f"(log offset {offset})", file=sys.stderr if stderr else sys.stdout)
 
 
 def failed_results(answer: dict[str, Any]) -> list[dict[str, Any]]:

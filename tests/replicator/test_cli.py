@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -45,7 +46,10 @@ def run(node: Node, capsys: pytest.CaptureFixture[str]) -> Run:
 
     def invoke(command: str, *args: str, auth: bool = True) -> tuple[int, str, str]:
         argv = [command, "--store", node.url, *(["--command-config", admin] if auth else []), *args]
-        code = cli.main(argv)
+        try:
+            code = cli.main(argv)
+        except SystemExit as exit_:  # option errors end the parse, as in the console script
+            code = int(exit_.code or 0)
         out, err = capsys.readouterr()
         return code, out, err
 
@@ -109,9 +113,29 @@ def test_the_docs_add_examples(run: Run) -> None:
         ("TOPIC", "Test-topic", "LITERAL", "User:BadBob", "198.51.100.3", "READ", "DENY"),
     }
     assert listed(run, "--topic", "Test-topic") == expected
-    # Adding the same again writes nothing and says so, as kafka-acls.sh does.
-    out = ok(run, "acls --add --allow-principal 'User:*' --operation Read --topic Test-topic")
-    assert "already exists" in out and "Adding ACLs" not in out
+    # Adding the same again writes nothing and says so, as kafka-acls.sh does, byte for byte.
+    again = "acls --add --allow-principal 'User:*' --operation Read --topic Test-topic"
+    code, out, err = run(*shlex.split(again))
+    assert (code, err) == (0, "")
+    assert out == (
+        "Acl (pattern=ResourcePattern(resourceType=TOPIC, name=Test-topic, patternType=LITERAL), "
+        "entry=(principal=User:*, host=*, operation=READ, permissionType=ALLOW)) already exists.\n"
+    )
+    # stdout is kafka-acls.sh's; the log offset the write reached goes to stderr.
+    carol = "acls --add --allow-principal User:Carol --operation Describe --topic t2"
+    code, out, err = run(*shlex.split(carol))
+    assert code == 0
+    assert out == (
+        "Adding ACLs for resource `ResourcePattern(resourceType=TOPIC, name=t2, patternType=LITERAL)`: \n"
+        " \t(principal=User:Carol, host=*, operation=DESCRIBE, permissionType=ALLOW)\n\n"
+    )
+    assert re.fullmatch(r"\(log offset \d+\)\n", err), err
+    code, out, err = run("acls", "--list", "--topic", "t2")
+    assert code == 0 and re.fullmatch(r"\(log offset \d+\)\n", err), err
+    assert out == (
+        "Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=t2, patternType=LITERAL)`:\n"
+        "\t(principal=User:Carol, host=*, operation=DESCRIBE, permissionType=ALLOW)\n\n"
+    )
 
 
 def test_producer_consumer_prefixed_match_and_remove(run: Run) -> None:
@@ -166,7 +190,8 @@ def test_producer_consumer_prefixed_match_and_remove(run: Run) -> None:
     assert sum(len(r["deleted"]) for r in answer["results"]) == 3
     assert listed(run) == alice | peter
     # --remove without principals removes every ACL of the resource (here with MATCH).
-    ok(run, "acls --remove --topic Test-topic --resource-pattern-type match --force")
+    # kafka-acls.sh prints nothing on removal.
+    assert ok(run, "acls --remove --topic Test-topic --resource-pattern-type match --force") == ""
     assert listed(run) == {b for b in alice | peter if b[0] != "TOPIC"}
 
 
@@ -196,69 +221,118 @@ def test_configs_describe_and_alter(run: Run) -> None:
     assert (values["super.users"], values["allow.everyone.if.no.acl.found"]) == ("User:a;User:b", "true")
 
 
+USAGE_START = "usage: aclstore acls"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["acls", "--add", "--topic", "t"], "You must specify one of: --allow-principal, --deny-principal"),
-        (["acls", "--add", "--list", "--topic", "t"], "exactly one action"),
         (
-            ["acls", "--add", "--allow-principal", "User:a", "--consumer", "--topic", "t"],
-            "With --consumer you must specify a --topic and a --group",
+            ["--add", "--topic", "t"],
+            "You must specify one of: --allow-principal, --deny-principal when trying to add ACLs.",
         ),
         (
-            ["acls", "--add", "--allow-principal", "User:a", "--producer"],
+            ["--add", "--list", "--topic", "t"],
+            "Command must include exactly one action: --list, --add, --remove. ",
+        ),
+        (
+            ["--add", "--allow-principal", "User:a", "--consumer", "--topic", "t"],
+            "With --consumer you must specify a --topic and a --group and no --cluster or --transactional-id "
+            "option should be specified.",
+        ),
+        (
+            ["--add", "--allow-principal", "User:a", "--producer"],
             "With --producer you must specify a --topic",
         ),
-        (["acls", "--list", "--idempotent"], "--idempotent option is only available if --producer is set"),
+        (["--list", "--idempotent"], "The --idempotent option is only available if --producer is set"),
         (
-            [
-                "acls",
-                "--add",
-                "--allow-principal",
-                "User:a",
-                "--topic",
-                "t",
-                "--resource-pattern-type",
-                "match",
-            ],
-            "'MATCH' is not valid when adding acls",
-        ),
-        (["acls", "--list", "--resource-pattern-type", "fancy"], "Unknown resource-pattern-type: fancy"),
-        (
-            [
-                "acls",
-                "--add",
-                "--allow-principal",
-                "User:a",
-                "--operation",
-                "IdempotentWrite",
-                "--topic",
-                "t",
-            ],
-            "ResourceType TOPIC only supports operations",
+            ["--add", "--allow-principal", "User:a", "--topic", "t", "--resource-pattern-type", "match"],
+            "A '--resource-pattern-type' value of 'MATCH' is not valid when adding acls.",
         ),
         (
-            ["acls", "--add", "--allow-principal", "bob", "--topic", "t"],
-            "principalType:principalName but got bob",
+            ["--add", "--allow-principal", "User:a", "--operation", "IdempotentWrite", "--topic", "t"],
+            "ResourceType TOPIC only supports operations [ALL, READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, "
+            "DESCRIBE_CONFIGS, ALTER_CONFIGS]",
         ),
-        (["acls", "--remove", "--topic", "t"], "pass --force"),
-        (["acls", "--list", "--producer"], "can't be used with option"),
-        (["authorize", "--operation", "Read", "--topic", "t"], "exactly one of --principal"),
+        # Kafka's operation names only: DESCRIBE_CONFIGS is no name (DescribeConfigs, describeconfigs are).
+        (
+            ["--add", "--allow-principal", "User:a", "--operation", "DESCRIBE_CONFIGS", "--group", "g"],
+            "ResourceType GROUP only supports operations [ALL, READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, "
+            "ALTER_CONFIGS]",
+        ),
+        (["--list", "--producer"], 'Option "[list]" can\'t be used with option "[producer]"'),
+        (["--list", "--bogus"], "bogus is not a recognized option"),
+        (["--list", "--topic"], "Option topic requires an argument"),
+        (["--list", "--top", "t"], "top is not a recognized option"),
     ],
 )
-def test_bad_command_lines_are_one_line_and_exit_2(run: Run, args: list[str], message: str) -> None:
-    code, out, err = run(*args)
+def test_bad_options_print_the_message_and_the_usage_on_stderr_and_exit_1(
+    run: Run, args: list[str], message: str
+) -> None:
+    """kafka-acls.sh's ``printUsageAndExit``: the message, then the usage; nothing on stdout."""
+    code, out, err = run("acls", *args)
+    assert (code, out) == (1, "")
+    first, _, usage = err.partition("\n")
+    assert first == message and usage.startswith(USAGE_START), err
+
+
+@pytest.mark.parametrize(
+    ("args", "lines"),
+    [
+        (
+            ["--list", "--resource-pattern-type", "fancy"],
+            [
+                "Error while executing ACL command: Cannot parse argument 'fancy' of option "
+                "resource-pattern-type",
+                "Caused by: Value [fancy] is not one of [ANY|MATCH|LITERAL|PREFIXED]",
+            ],
+        ),
+        (
+            ["--add", "--allow-principal", "bob", "--topic", "t"],
+            [
+                "Error while executing ACL command: expected a string in format "
+                "principalType:principalName but got bob"
+            ],
+        ),
+        (
+            ["--remove", "--topic", "t"],
+            [
+                "Are you sure you want to delete all ACLs for resource filter "
+                "`ResourcePattern(resourceType=TOPIC, name=t, patternType=LITERAL)`? (y/n)",
+                "Error while executing ACL command: refusing to remove ACLs without confirmation: "
+                "stdin is not a terminal; pass --force",
+            ],
+        ),
+    ],
+)
+def test_failed_runs_print_kafkas_error_line_on_stdout_and_exit_1(
+    run: Run, args: list[str], lines: list[str]
+) -> None:
+    code, out, err = run("acls", *args)
+    assert (code, out.splitlines(), err) == (1, lines, "")
+
+
+def test_bootstrap_server_is_refused_in_one_line_naming_store(run: Run) -> None:
+    for option in ("--bootstrap-server", "--bootstrap-controller"):
+        code, out, err = run("acls", option, "127.0.0.1:9092", "--list")
+        assert (code, out) == (1, "")
+        assert err.count("\n") == 1 and err.startswith(f"{option} is not supported") and "--store URL" in err
+
+
+def test_bad_command_lines_of_other_commands_are_one_line_and_exit_2(run: Run) -> None:
+    code, out, err = run("authorize", "--operation", "Read", "--topic", "t")
     assert (code, out) == (2, "")
-    assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "exactly one of --principal" in err, err
 
 
 def test_refused_calls_exit_1_with_one_line(run: Run) -> None:
-    code, _, err = run("acls", "--list", auth=False)
-    assert (
-        code == 1
-        and err.startswith("error: this endpoint needs an authenticated caller")
-        and err.count("\n") == 1
-    )
+    code, out, err = run("acls", "--list", auth=False)
+    assert code == 1 and err == ""
+    assert out.startswith("Error while executing ACL command: this endpoint needs an authenticated caller")
+    assert out.count("\n") == 1
+    code, out, err = run("configs", "--describe", auth=False)
+    assert (code, out) == (1, "")
+    assert err.startswith("error: this endpoint needs an authenticated caller") and err.count("\n") == 1
 
 
 @pytest.mark.unit
