@@ -139,6 +139,18 @@ def kafka_classpath() -> list[Path]:
     )
 
 
+@cache
+def kafka_tools_classpath() -> list[Path]:
+    """Apache Kafka's command-line tools (``kafka-tools``: ``AclCommand``, ``ConfigCommand``...)
+    with every dependency, plus a log4j2 binding, for differential tests of aclstore's CLI."""
+    return resolve(
+        [
+            f"org.apache.kafka:kafka-tools:{KAFKA_VERSION}",
+            f"org.apache.logging.log4j:log4j-slf4j-impl:{LOG4J_VERSION}",
+        ]
+    )
+
+
 def _artifact_name(jar: Path) -> str:
     """``spark-avro_2.13-4.0.0.jar`` -> ``spark-avro_2.13``: the name without its version."""
     return re.sub(r"-\d[^-]*(-[A-Za-z0-9.]+)?\.jar$", "", jar.name)

@@ -235,35 +235,40 @@ def _entries(o: AclOptions, operations: Iterable[AclOperation]) -> list[AccessCo
 def filter_to_entries(
     o: AclOptions,
 ) -> list[tuple[ResourcePatternFilter, list[AccessControlEntry]]]:
-    """``getResourceFilterToAcls``: the resources and the entries each gets (or removes)."""
-    result: dict[ResourcePatternFilter, list[AccessControlEntry]] = {}
+    """``getResourceFilterToAcls``: the resources and the entries each gets (or removes).
+
+    Entries are principals x operations x hosts, the same for every role, so the operations are
+    gathered per resource first and checked (``validateOperation``) before any entry exists."""
+    operations: dict[ResourcePatternFilter, list[AclOperation]] = {}
     if not o.producer and not o.consumer:
-        operations = [parse_operation(t) for t in (o.operations or ["All"])]
-        entries = _entries(o, operations)
+        asked = [parse_operation(t) for t in (o.operations or ["All"])]
+        if o.allow_principals or o.deny_principals:  # getAcl builds the entries first
+            for p in (*o.allow_principals, *o.deny_principals):
+                _principal(p)
+            if AclOperation.ANY in asked:  # Kafka's AccessControlEntry refuses it
+                raise AclExecutionError("operation must not be ANY")
         for f in resource_filters(o, required=True):
-            result[f] = list(entries)
+            operations[f] = list(asked)
     if o.producer:
         for f in resource_filters(o, required=True):
             if f.resource_type in (ResourceType.TOPIC, ResourceType.TRANSACTIONAL_ID):
-                result[f] = _entries(o, PRODUCER_OPERATIONS[f.resource_type])
+                operations[f] = list(PRODUCER_OPERATIONS[f.resource_type])
         if o.idempotent:
-            result[CLUSTER_FILTER] = _entries(o, PRODUCER_OPERATIONS[ResourceType.CLUSTER])
+            operations[CLUSTER_FILTER] = list(PRODUCER_OPERATIONS[ResourceType.CLUSTER])
     if o.consumer:
         for f in resource_filters(o, required=True):
             if f.resource_type in CONSUMER_OPERATIONS:
-                existing = result.setdefault(f, [])
-                new = _entries(o, CONSUMER_OPERATIONS[f.resource_type])
-                existing.extend(e for e in new if e not in existing)
-    _validate_operations(result)
-    return list(result.items())
+                existing = operations.setdefault(f, [])
+                existing.extend(op for op in CONSUMER_OPERATIONS[f.resource_type] if op not in existing)
+    if o.allow_principals or o.deny_principals:  # no entries, nothing to check (as Kafka)
+        _validate_operations(operations)
+    return [(f, _entries(o, ops)) for f, ops in operations.items()]
 
 
-def _validate_operations(
-    resource_to_entries: dict[ResourcePatternFilter, list[AccessControlEntry]],
-) -> None:
-    for f, entries in resource_to_entries.items():
+def _validate_operations(operations: dict[ResourcePatternFilter, list[AclOperation]]) -> None:
+    for f, ops in operations.items():
         valid = SUPPORTED_OPERATIONS.get(f.resource_type, frozenset()) | {_O.ALL}
-        if any(e.operation not in valid for e in entries):
+        if any(op not in valid for op in ops):
             # Kafka prints a HashSet, in no fixed order; here in the enum's order.
             names = ", ".join(op.name for op in sorted(valid))
             raise AclCommandError(

@@ -4,10 +4,16 @@
  * (tests/replicator/test_acls_differential.py; compiled at test time by devtools/java.py
  * compile_harness against the kafka-tools jars).
  *
- *   java AclCommandDriver < LINES
+ *   java AclCommandDriver SETTLE_MS < LINES
  *       LINES holds one JSON array of strings per line: the arguments of one kafka-acls.sh run
  *       (with --bootstrap-server).  For each, in order, prints one JSON object
- *       {"exit": code, "out": stdout text, "err": stderr text}.
+ *       {"exit": code, "out": stdout text, "err": stderr text}.  After a run that changed ACLs
+ *       (--add, --remove) the driver waits SETTLE_MS: the broker answers CreateAcls and
+ *       DeleteAcls once the controller committed them, and its authorizer (which the next
+ *       run's DescribeAcls reads) applies the change a moment later.
+ *       A line ["#describe", BOOTSTRAP] instead prints every ACL the broker holds, one JSON
+ *       object {"bindings": [[resourceType, name, patternType, principal, host, operation,
+ *       permissionType], ...]} from Admin.describeAcls(AclBindingFilter.ANY).
  *
  * AclCommand ends with Exit.exit; the exit procedure installed here records the first code and
  * the output written up to that call, then throws to unwind.  AclCommand's main catches
@@ -17,8 +23,13 @@
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.utils.Exit;
 import org.apache.kafka.tools.AclCommand;
 
@@ -29,6 +40,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 public final class AclCommandDriver {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -54,7 +66,23 @@ public final class AclCommandDriver {
 
     private static Run current;
 
+    private static ObjectNode describe(String bootstrap) throws Exception {
+        ObjectNode answer = JSON.createObjectNode();
+        ArrayNode bindings = answer.putArray("bindings");
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            for (AclBinding b : admin.describeAcls(AclBindingFilter.ANY).values().get()) {
+                ArrayNode row = bindings.addArray();
+                row.add(b.pattern().resourceType().name()).add(b.pattern().name())
+                    .add(b.pattern().patternType().name()).add(b.entry().principal())
+                    .add(b.entry().host()).add(b.entry().operation().name())
+                    .add(b.entry().permissionType().name());
+            }
+        }
+        return answer;
+    }
+
     public static void main(String[] args) throws Exception {
+        long settleMs = args.length > 0 ? Long.parseLong(args[0]) : 0;
         PrintStream realOut = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         Exit.setExitProcedure((code, message) -> {
             Run run = current;
@@ -77,6 +105,10 @@ public final class AclCommandDriver {
             for (JsonNode arg : JSON.readTree(line)) {
                 argv.add(arg.asText());
             }
+            if (argv.get(0).equals("#describe")) {
+                realOut.println(JSON.writeValueAsString(describe(argv.get(1))));
+                continue;
+            }
             Run run = new Run();
             current = run;
             System.setOut(new PrintStream(run.out, true, StandardCharsets.UTF_8));
@@ -94,6 +126,9 @@ public final class AclCommandDriver {
             answer.put("out", run.exit == null ? run.text(run.out) : run.outAtExit);
             answer.put("err", run.exit == null ? run.text(run.err) : run.errAtExit);
             realOut.println(JSON.writeValueAsString(answer));
+            if (settleMs > 0 && (argv.contains("--add") || argv.contains("--remove"))) {
+                Thread.sleep(settleMs);
+            }
         }
         realOut.flush();
     }
