@@ -122,3 +122,56 @@ def test_list_filters() -> None:
     assert ac.list_filters(opts("list")) == [AclBindingFilter()]
     (f,) = ac.list_filters(opts("list", topics=["*"]))
     assert (f.pattern_filter.name, f.pattern_filter.pattern_type) == ("*", PatternType.LITERAL)
+
+
+@pytest.mark.parametrize(
+    ("text", "operation"),
+    [
+        ("Read", AclOperation.READ),
+        ("READ", AclOperation.READ),
+        ("read", AclOperation.READ),
+        (" Write ", AclOperation.WRITE),
+        ("DescribeConfigs", AclOperation.DESCRIBE_CONFIGS),
+        ("describeconfigs", AclOperation.DESCRIBE_CONFIGS),
+        ("DESCRIBECONFIGS", AclOperation.DESCRIBE_CONFIGS),
+        # SecurityUtils.operation knows PascalCase names and their upper case, nothing else.
+        ("DESCRIBE_CONFIGS", AclOperation.UNKNOWN),
+        ("describe_configs", AclOperation.UNKNOWN),
+        ("Reed", AclOperation.UNKNOWN),
+        ("Any", AclOperation.ANY),
+    ],
+)
+def test_operation_names_as_kafkas_security_utils(text: str, operation: AclOperation) -> None:
+    assert ac.parse_operation(text) is operation
+
+
+def test_unknown_and_any_operations_fail_as_in_kafka() -> None:
+    for name in ("Reed", "DESCRIBE_CONFIGS"):
+        with pytest.raises(ac.AclCommandError) as refused:
+            ac.bindings_to_add(opts("add", allow_principals=["User:a"], operations=[name], topics=["t"]))
+        assert refused.value.message == (
+            "ResourceType TOPIC only supports operations [ALL, READ, WRITE, CREATE, DELETE, ALTER, "
+            "DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS]"
+        )
+    with pytest.raises(ac.AclExecutionError, match=r"^operation must not be ANY$"):
+        ac.bindings_to_add(opts("add", allow_principals=["User:a"], operations=["Any"], topics=["t"]))
+    # Without principals there are no entries, so nothing to check (a removal of everything).
+    (plan,) = ac.remove_plans(opts("remove", operations=["Reed"], topics=["t"]))
+    assert plan.entries == []
+    # Kafka 4.3 lets a group carry config ACLs (KIP-848's group configs).
+    ((_, bindings),) = ac.bindings_to_add(
+        opts("add", allow_principals=["User:a"], operations=["DescribeConfigs"], groups=["g"])
+    )
+    assert fields(bindings) == {("GROUP", "g", "LITERAL", "User:a", "*", "DESCRIBE_CONFIGS", "ALLOW")}
+
+
+def test_pattern_types_as_kafkas_converter() -> None:
+    assert ac.parse_pattern_type("Prefixed") is PatternType.PREFIXED
+    assert ac.parse_pattern_type("MATCH") is PatternType.MATCH
+    with pytest.raises(ac.AclExecutionError) as refused:
+        ac.parse_pattern_type("bogus")
+    assert refused.value.message == "Cannot parse argument 'bogus' of option resource-pattern-type"
+    assert refused.value.cause == "Value [bogus] is not one of [ANY|MATCH|LITERAL|PREFIXED]"
+    with pytest.raises(ac.AclExecutionError) as refused:
+        ac.parse_pattern_type("unknown")
+    assert refused.value.cause == "Unknown resource-pattern-type: unknown"
