@@ -52,7 +52,7 @@ def _acl_options(args: argparse.Namespace) -> ac.AclOptions:
         deny_principals=args.deny_principal or (),
         allow_hosts=args.allow_host or (),
         deny_hosts=args.deny_host or (),
-        list_principals=args.principal or (),
+        list_principals=[p for p in args.principal or () if p is not None],  # value optional
         producer=args.producer,
         consumer=args.consumer,
         idempotent=args.idempotent,
@@ -261,7 +261,10 @@ def add_parser(commands: Any) -> None:
         metavar="HOST",
         help="IP address (default * with a principal)",
     )
-    e("--principal", action="append", help="with --list: only this principal's ACLs; repeatable")
+    e(
+        "--principal", action="append", nargs="?",
+        help="with --list: only this principal's ACLs; repeatable (no value: every principal)",
+    )  # fmt: skip
     e("--producer", action="store_true", help="producer role: WRITE, DESCRIBE, CREATE on topics")
     e(
         "--consumer",
