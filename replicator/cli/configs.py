@@ -7,37 +7,53 @@ events in the log, so every replica sees a change at the same offset.
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from replicator.cli import acl_command as ac
 from replicator.cli.common import add_client_options, store_client
 from replicator.cli.output import print_json, print_offset
 from replicator.client import StoreClient
+from store.principal import java_trim
+
+# A comma or ``=`` counts only outside brackets: when, before the next ``]``, a ``[`` opens or the
+# text ends (the lookahead of ``ConfigCommand.parseConfigsToBeAdded``).
+_OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
+_ITEM_SEPARATOR = re.compile("," + _OUTSIDE_BRACKETS)
+_KEY_VALUE_SEPARATOR = re.compile(r"[ \t\n\x0b\f\r]*=[ \t\n\x0b\f\r]*" + _OUTSIDE_BRACKETS)
+_KEY = re.compile(r"[$a-zA-Z0-9._-]*")
+INVALID_ADD_CONFIG = (
+    'Invalid entity config: all configs to be added must be in the format "key=val" or  '
+    '"key=[val1,val2]" to group values which contain commas.'
+)
+
+
+def _java_split(pattern: re.Pattern[str], text: str) -> list[str]:
+    """``String.split(regex)``: no match leaves the text whole, else trailing empties go."""
+    parts = pattern.split(text)
+    if len(parts) == 1:
+        return parts
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
 
 
 def parse_add_config(text: str) -> dict[str, str]:
-    """kafka-configs.sh's ``--add-config 'k1=v1,k2=[v2,v3]'``: brackets keep commas in values."""
-    items, depth, current = [], 0, ""
-    for char in text:
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-        if char == "," and depth == 0:
-            items.append(current)
-            current = ""
-        else:
-            current += char
-    items.append(current)
+    """kafka-configs.sh's ``--add-config 'k1=v1,k2=[v2,v3]'`` (``ConfigCommand.parseConfigsToBeAdded``).
+
+    Items split at commas outside brackets; each must be exactly ``key=value`` (spaces around
+    ``=`` allowed, a second ``=`` outside brackets refused, an empty value allowed); every bracket
+    is dropped from the value; keys and values are trimmed; keys may hold only
+    ``[$a-zA-Z0-9._-]``; a later item wins."""
+    pairs = [_KEY_VALUE_SEPARATOR.split(item) for item in _java_split(_ITEM_SEPARATOR, text)]
+    if not all(len(pair) == 2 for pair in pairs):
+        raise ac.AclCommandError(f"{INVALID_ADD_CONFIG} (got {text!r})")
     configs: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ac.AclCommandError(f"--add-config {text!r}: {item!r} is not key=value")
-        value = value.strip()
-        if value.startswith("[") and value.endswith("]"):
-            value = value[1:-1]
-        configs[key.strip()] = value
+    for key, value in pairs:
+        configs[java_trim(key)] = java_trim(value.replace("[", "").replace("]", ""))
+    for key in configs:
+        if not _KEY.fullmatch(key):
+            raise ac.AclCommandError(f"Invalid character found for config key: {key}")
     return configs
 
 

@@ -1,0 +1,110 @@
+"""``aclstore configs --add-config`` parsed as kafka-configs.sh parses it.
+
+Kafka's own ``kafka.admin.ConfigCommand.parseConfigsToBeAdded`` (through
+``tests/java/KafkaConfigParseHarness.java``, one JVM, no broker) and
+:func:`replicator.cli.configs.parse_add_config` read the same values, hand-picked and generated:
+both must give the same settings, or both refuse with the same message.
+
+Where the two commands overlap and where they do not is listed in the README ("The store's own
+settings"): the grammar of ``--add-config`` is shared; the entity options, the output and the
+broker-side meaning of ``super.users`` are not.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from devtools.java import compile_harness, run_harness
+from devtools.maven import kafka_classpath
+from replicator.cli import acl_command as ac
+from replicator.cli.configs import parse_add_config
+
+pytestmark = pytest.mark.kafka  # a JVM with Kafka's jars, as the broker tier needs
+
+HARNESS = Path(__file__).resolve().parents[1] / "java" / "KafkaConfigParseHarness.java"
+
+CHOSEN = [
+    "super.users=User:Bob;User:Alice",
+    "super.users=[User:Bob;User:Alice]",
+    "super.users=[User:Bob;User:Alice],allow.everyone.if.no.acl.found=true",
+    "allow.everyone.if.no.acl.found = true , super.users= User:a ",
+    "k=[a,b,c]",
+    "k=[a=b]",
+    "k=v=w",
+    "k=",
+    "=v",
+    "k",
+    "",
+    ",",
+    "a=1,",
+    "a=1,,b=2",
+    "a=1,a=2",
+    "k=[x",
+    "k=x]",
+    "k=[[x]]",
+    "k=a[b]c",
+    "bad key=1",
+    "k$1=2",
+    "k=\tv\t",
+]
+
+
+def generated(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    keys = ["super.users", "allow.everyone.if.no.acl.found", "acl.format.version", "a", "k.1", "x y",
+            "", "k$"]  # fmt: skip
+    values = ["User:a;User:b", "[User:a,User:b]", "", " v ", "[a", "b]", "v=w", "[x=y]", "true",
+              "[]", "a,b", "1", "User:x", "[User:a;User:b]"]  # fmt: skip
+    equals = ["=", "=", "=", " = ", "= ", "==", ""]
+    items = []
+    for _ in range(count):
+        parts = [
+            f"{rng.choice(keys)}{rng.choice(equals)}{rng.choice(values)}"
+            for _ in range(rng.randint(1, 3))
+        ]
+        items.append(rng.choice([",", ",", ",", ", ", ",,"]).join(parts))
+    return items
+
+
+VALUES = CHOSEN + generated(seed=15, count=300)
+
+
+def kafka_answers(values: list[str]) -> list[dict[str, object]]:
+    classpath = kafka_classpath()
+    build = compile_harness(HARNESS, classpath)
+    stdin = "".join(json.dumps(v) + "\n" for v in values)
+    out = run_harness(build, "KafkaConfigParseHarness", classpath, stdin=stdin, timeout=120)
+    answers = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert len(answers) == len(values), f"the harness answered {len(answers)} of {len(values)}"
+    return answers
+
+
+def ours(value: str) -> dict[str, object]:
+    try:
+        return {"ok": parse_add_config(value)}
+    except ac.AclCommandError as exc:
+        return {"error": exc.message}
+
+
+def _message(kafka: dict[str, object]) -> str:
+    return str(kafka["message"]).removeprefix("requirement failed: ")
+
+
+def test_add_config_parses_as_kafka_configs() -> None:
+    differences = []
+    for value, kafka in zip(VALUES, kafka_answers(VALUES), strict=True):
+        mine = ours(value)
+        same = (
+            mine == {"ok": kafka["ok"]}
+            if "ok" in kafka
+            else "error" in mine and str(mine["error"]).startswith(_message(kafka))
+        )
+        if not same:
+            differences.append(f"{value!r}: kafka {kafka} ours {mine}")
+    assert not differences, f"{len(differences)} of {len(VALUES)} differ:\n" + "\n".join(
+        differences[:10]
+    )
