@@ -348,6 +348,30 @@ def list_principals(o: AclOptions) -> list[str]:
 # --- Kafka's toString forms -------------------------------------------------------------------
 
 
+_KAFKA_EXCEPTIONS: Final = {
+    -1: "UnknownServerException",
+    7: "TimeoutException",
+    19: "NotEnoughReplicasException",
+    31: "ClusterAuthorizationException",
+    35: "UnsupportedVersionException",
+    40: "InvalidConfigurationException",
+    42: "InvalidRequestException",
+    44: "PolicyViolationException",
+    54: "SecurityDisabledException",
+    56: "KafkaStorageException",
+    67: "InvalidPrincipalTypeException",
+    96: "FeatureUpdateFailedException",
+}
+"""The ``org.apache.kafka.common.errors`` class the Admin client raises for an error code."""
+
+
+def item_error_text(code: int, message: str) -> str:
+    """A refused item as AclCommand prints it: the ``ExecutionException``'s message, which is
+    its cause's ``toString`` (``org.apache.kafka.common.errors.InvalidRequestException: ...``)."""
+    name = _KAFKA_EXCEPTIONS.get(code, "UnknownServerException")
+    return f"org.apache.kafka.common.errors.{name}: {message}"
+
+
 def pattern_text(p: ResourcePattern | ResourcePatternFilter) -> str:
     """``ResourcePattern.toString`` (the model's ``str``) / ``ResourcePatternFilter.toString``,
     which prints the same form with ``<any>`` for a null name."""

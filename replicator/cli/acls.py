@@ -130,36 +130,42 @@ def _describe(client: StoreClient, acl_filter: Any) -> tuple[list[AclBinding], i
 
 
 def _failure(answer: dict[str, Any]) -> str | None:
-    """The first refused item of a batch write, as one line (Kafka stops at the first)."""
+    """The first refused item of a batch write, as AclCommand prints it (it stops there)."""
     failed = failed_results(answer)
-    return " ".join(failed[0]["error"]["message"].split()) if failed else None
+    if not failed:
+        return None
+    error = failed[0]["error"]
+    message = " ".join(error["message"].split())
+    return ac.item_error_text(int(error.get("kafkaErrorCode", -1)), message)
 
 
 def _acls_add(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
+    """Per resource, as AclCommand: the existing bindings said, the new ones listed, then
+    created; the first refusal ends the run (resources after it are not tried)."""
     plans = ac.bindings_to_add(options)
     if fmt == "json":
         everything = [binding_json(b) for _, bindings in plans for b in bindings]
         answer = client.send("create_acls", {"bindings": everything})
         print_json(answer)
         return FAILURE_EXIT if any(r["error"] for r in answer["results"]) else 0
-    new: list[AclBinding] = []
+    offset = None
     for pattern, bindings in plans:
         existing, _ = _describe(client, AclBindingFilter(pattern_filter=pattern.to_filter()))
         fresh = [b for b in bindings if b not in existing]
         for b in bindings:
             if b in existing:
                 print(f"Acl {ac.binding_text(b)} already exists.")
-        if fresh:
-            listed = "\n".join(f"\t{ac.entry_text(b.entry)}" for b in fresh)
-            print(f"Adding ACLs for resource `{ac.pattern_text(pattern)}`: \n {listed}\n")
-            new.extend(fresh)
-    if not new:
-        return 0
-    answer = client.send("create_acls", {"bindings": [binding_json(b) for b in new]})
-    failure = _failure(answer)
-    if failure is not None:
-        raise ac.AclExecutionError(failure)
-    print_offset(answer["offset"], stderr=True)
+        if not fresh:
+            continue
+        listed = "\n".join(f"\t{ac.entry_text(b.entry)}" for b in fresh)
+        print(f"Adding ACLs for resource `{ac.pattern_text(pattern)}`: \n {listed}\n")
+        answer = client.send("create_acls", {"bindings": [binding_json(b) for b in fresh]})
+        failure = _failure(answer)
+        if failure is not None:
+            raise ac.AclExecutionError(failure)
+        offset = answer["offset"]
+    if offset is not None:
+        print_offset(offset, stderr=True)
     return 0
 
 
