@@ -149,6 +149,12 @@ ERRORS = [
     "--add --allow-principal User:Bob --cluster --resource-pattern-type prefixed",
     "--list --topic t-empty-name --topic t-empty-type --topic t-host --topic t-no-host",
     "--list --transactional-id ' padded ' --topic padded",
+    "--list --topic ''",
+    "--remove --topic '' --force",
+    "--remove --topic t-empty-name --allow-principal User: --operation All --force",
+    "--remove --topic 't-host' --resource-pattern-type match --allow-principal User:Bob "
+    "--allow-host 'not a host' --force",
+    "--list --topic t-empty-name --topic t-host --resource-pattern-type any",
     "--add --topic t",
     "--add --allow-principal User:Bob",
     "--remove --force",
