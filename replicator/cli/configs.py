@@ -57,6 +57,19 @@ def parse_add_config(text: str) -> dict[str, str]:
     return configs
 
 
+def _separated_values(text: str) -> list[str]:
+    """joptsimple's ``withValuesSeparatedBy(',')``: the non-empty pieces between commas, or the
+    whole text when there are none (so ``","`` stays ``","``)."""
+    pieces = [piece for piece in text.split(",") if piece]
+    return pieces or [text]
+
+
+def parse_delete_config(texts: list[str]) -> list[str]:
+    """kafka-configs.sh's ``--delete-config 'k1,k2'`` (repeatable): comma-separated keys, each
+    trimmed (``ConfigCommand.parseConfigsToBeDeleted``)."""
+    return [java_trim(key) for text in texts for key in _separated_values(text)]
+
+
 def configs(args: argparse.Namespace) -> int:
     if args.describe == args.alter:
         raise ac.AclCommandError("Command must include exactly one action: --describe, --alter.")
@@ -85,8 +98,8 @@ def _alter(client: StoreClient, args: argparse.Namespace) -> int:
     changes: dict[str, str | None] = {}
     for text in args.add_config or ():
         changes.update(parse_add_config(text))
-    for name in args.delete_config or ():
-        changes[name.strip()] = None
+    for name in parse_delete_config(args.delete_config or []):
+        changes[name] = None
     if not changes:
         raise ac.AclCommandError("--alter needs --add-config k=v or --delete-config k")
     answer = client.send(
@@ -116,6 +129,6 @@ def add_parser(commands: Any) -> None:
     a("--alter", action="store_true")
     a("--name", action="append", help="with --describe: only this setting; repeatable")
     a("--add-config", action="append", metavar="'k1=v1,k2=[v2,v3]'", help="settings to set")
-    a("--delete-config", action="append", metavar="KEY", help="setting to reset to its default")
+    a("--delete-config", action="append", metavar="'k1,k2'", help="settings to reset to their defaults")
     a("--validate-only", action="store_true", help="check the change, write nothing")
     parser.set_defaults(handler=configs)  # fmt: skip

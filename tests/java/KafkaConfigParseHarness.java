@@ -7,10 +7,12 @@
  *   java KafkaConfigParseHarness < LINES
  *       LINES holds one JSON string per line: an --add-config value.  For each, in order, prints
  *       one JSON object: {"ok": {key: value, ...}} or {"error": simple class name of the
- *       exception, "message": its message}.
+ *       exception, "message": its message}, and "delete": the keys
+ *       ConfigCommand.parseConfigsToBeDeleted reads from the same text given to --delete-config.
  */
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.BufferedReader;
@@ -27,8 +29,9 @@ public final class KafkaConfigParseHarness {
     public static void main(String[] args) throws Exception {
         // ConfigCommandOptions is a class nested in a Scala object: reached by its binary name.
         Class<?> optionsClass = Class.forName("kafka.admin.ConfigCommand$ConfigCommandOptions");
-        Method parse = Class.forName("kafka.admin.ConfigCommand")
-            .getMethod("parseConfigsToBeAdded", optionsClass);
+        Class<?> command = Class.forName("kafka.admin.ConfigCommand");
+        Method parse = command.getMethod("parseConfigsToBeAdded", optionsClass);
+        Method parseDeleted = command.getMethod("parseConfigsToBeDeleted", optionsClass);
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -38,7 +41,7 @@ public final class KafkaConfigParseHarness {
             }
             String value = JSON.readValue(line, String.class);
             String[] argv = {"--bootstrap-server", "127.0.0.1:9", "--alter", "--entity-type", "brokers",
-                             "--entity-default", "--add-config", value};
+                             "--entity-default", "--add-config", value, "--delete-config", value};
             ObjectNode answer = JSON.createObjectNode();
             try {
                 Object options = optionsClass.getConstructor(String[].class).newInstance((Object) argv);
@@ -52,6 +55,10 @@ public final class KafkaConfigParseHarness {
                 answer.put("error", e.getClass().getSimpleName());
                 answer.put("message", e.getMessage());
             }
+            Object options = optionsClass.getConstructor(String[].class).newInstance((Object) argv);
+            scala.collection.Iterable<?> deleted = (scala.collection.Iterable<?>) parseDeleted.invoke(null, options);
+            ArrayNode keys = answer.putArray("delete");
+            deleted.foreach(key -> keys.add(key.toString()));
             out.println(JSON.writeValueAsString(answer));
         }
     }

@@ -3,7 +3,8 @@
 Kafka's own ``kafka.admin.ConfigCommand.parseConfigsToBeAdded`` (through
 ``tests/java/KafkaConfigParseHarness.java``, one JVM, no broker) and
 :func:`replicator.cli.configs.parse_add_config` read the same values, hand-picked and generated:
-both must give the same settings, or both refuse with the same message.
+both must give the same settings, or both refuse with the same message; and the same text as a
+``--delete-config`` value must name the same keys.
 
 Where the two commands overlap and where they do not is listed in the README ("The store's own
 settings"): the grammar of ``--add-config`` is shared; the entity options, the output and the
@@ -21,7 +22,7 @@ import pytest
 from devtools.java import compile_harness, run_harness
 from devtools.maven import kafka_classpath
 from replicator.cli import acl_command as ac
-from replicator.cli.configs import parse_add_config
+from replicator.cli.configs import parse_add_config, parse_delete_config
 
 pytestmark = pytest.mark.kafka  # a JVM with Kafka's jars, as the broker tier needs
 
@@ -103,8 +104,11 @@ def test_add_config_parses_as_kafka_configs() -> None:
             if "ok" in kafka
             else "error" in mine and str(mine["error"]).startswith(_message(kafka))
         )
+        same = same and parse_delete_config([value]) == kafka["delete"]
         if not same:
-            differences.append(f"{value!r}: kafka {kafka} ours {mine}")
+            differences.append(
+                f"{value!r}: kafka {kafka} ours {mine}, delete {parse_delete_config([value])}"
+            )
     assert not differences, f"{len(differences)} of {len(VALUES)} differ:\n" + "\n".join(
         differences[:10]
     )
