@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import shlex
 import signal
@@ -377,3 +378,32 @@ def test_serve_prints_where_it_listens_and_stops_on_sigterm(tmp_path: Path) -> N
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
+
+
+def test_remove_asks_on_a_terminal_and_removes_on_y(
+    node: Node, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kafka-acls.sh's question on stdout, answered on the terminal (``y``, any case)."""
+    assert node.info is not None
+    where = ["--store", node.url, "--command-config", str(node.info.credential.properties_path)]
+    assert cli.main(["acls", *where, "--add", "--allow-principal", "User:a", "--topic", "asked"]) == 0
+    main, replica = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "replicator.cli", "acls", *where, "--remove", "--topic", "asked"],
+        stdin=replica, stdout=replica, stderr=subprocess.PIPE, cwd=tmp_path,
+    )  # fmt: skip
+    os.close(replica)
+    seen = b""
+    while not seen.endswith(b"(y/n)\r\n"):
+        seen += os.read(main, 1024)
+    assert seen.replace(b"\r\n", b"\n").endswith(
+        b"Are you sure you want to delete all ACLs for resource filter "
+        b"`ResourcePattern(resourceType=TOPIC, name=asked, patternType=LITERAL)`? (y/n)\n"
+    )
+    os.write(main, b"Y\n")
+    assert process.wait(timeout=60) == 0
+    os.close(main)
+    assert process.stderr is not None and b"(log offset" in process.stderr.read()
+    capsys.readouterr()
+    assert cli.main(["acls", *where, "--list", "--topic", "asked", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bindings"] == []
