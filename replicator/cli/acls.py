@@ -21,7 +21,9 @@ from replicator.cli.common import (
 )
 from replicator.cli.output import failed_results, print_json, print_offset
 from replicator.client import StoreClient
+from replicator.client.kafka_acls import KafkaAclClient
 from replicator.contract.bindings import binding_from_json, binding_json, filter_json
+from replicator.properties import read_properties
 from store.acl import AclBinding, AclBindingFilter
 from store.errors import StoreError
 
@@ -71,19 +73,17 @@ def acls(args: argparse.Namespace) -> int:
     """kafka-acls.sh's streams and exit codes: option errors on stderr followed by the usage,
     failures as ``Error while executing ACL command: ...`` on stdout; both exit 1."""
     try:
-        if args.bootstrap_server is not None or args.bootstrap_controller is not None:
-            given = "--bootstrap-server" if args.bootstrap_server is not None else (
-                "--bootstrap-controller"
-            )
+        if args.bootstrap_controller is not None:
             print(
-                f"{given} is not supported: aclstore acls talks to an aclstore node; pass "
-                "--store URL (the node's URL, default http://127.0.0.1:9096) instead",
+                "--bootstrap-controller is not supported: aclstore's plugin answers ACL requests "
+                "on the brokers; pass --bootstrap-server HOST:PORT (a broker running the plugin) "
+                "or --store URL (the node)",
                 file=sys.stderr,
             )
             return OPTION_EXIT
         options = _acl_options(args)
         ac.check_args(options)
-        with store_client(args) as client:
+        with _client(args) as client:
             if options.action == "add":
                 return _acls_add(client, options, args.format)
             if options.action == "remove":
@@ -124,9 +124,22 @@ def _unrecognized(parser: argparse.ArgumentParser, extra: list[str]) -> None:
         _option_error(parser, f"{unknown.lstrip('-').split('=', 1)[0]} is not a recognized option")
 
 
-def _describe(client: StoreClient, acl_filter: Any) -> tuple[list[AclBinding], int]:
+AclClient = StoreClient | KafkaAclClient
+"""The node's API, or a broker running aclstore's plugin (``--bootstrap-server``): the same
+requests and answer shapes, except that a broker's answers carry no log offset (None)."""
+
+
+def _client(args: argparse.Namespace) -> AclClient:
+    if args.bootstrap_server is None:
+        return store_client(args)
+    properties = {} if args.command_config is None else read_properties(args.command_config)
+    return KafkaAclClient(args.bootstrap_server, properties)
+
+
+def _describe(client: AclClient, acl_filter: Any) -> tuple[list[AclBinding], int | None]:
     answer = client.send("describe_acls", {"filter": filter_json(acl_filter)})
-    return [binding_from_json(b) for b in answer["bindings"]], int(answer["offset"])
+    offset = answer["offset"]
+    return [binding_from_json(b) for b in answer["bindings"]], None if offset is None else int(offset)
 
 
 def _failure(answer: dict[str, Any]) -> str | None:
@@ -139,7 +152,7 @@ def _failure(answer: dict[str, Any]) -> str | None:
     return ac.item_error_text(int(error.get("kafkaErrorCode", -1)), message)
 
 
-def _acls_add(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
+def _acls_add(client: AclClient, options: ac.AclOptions, fmt: str) -> int:
     """Per resource, as AclCommand: the existing bindings said, the new ones listed, then
     created; the first refusal ends the run (resources after it are not tried)."""
     plans = ac.bindings_to_add(options)
@@ -180,7 +193,7 @@ def _confirm(question: str) -> bool:
     return input().lower() == "y"
 
 
-def _acls_remove(client: StoreClient, options: ac.AclOptions, fmt: str, *, force: bool) -> int:
+def _acls_remove(client: AclClient, options: ac.AclOptions, fmt: str, *, force: bool) -> int:
     """Removes, per resource filter, after the question (unless ``--force``); prints nothing on
     stdout, as kafka-acls.sh (``--format json`` prints the store's answer)."""
     filters = []
@@ -200,15 +213,16 @@ def _acls_remove(client: StoreClient, options: ac.AclOptions, fmt: str, *, force
     return 0
 
 
-def _acls_list(client: StoreClient, options: ac.AclOptions, fmt: str) -> int:
+def _acls_list(client: AclClient, options: ac.AclOptions, fmt: str) -> int:
     acl_filters = ac.list_filters(options)
     principals = ac.list_principals(options)
     found: dict[AclBinding, None] = {}
-    offset = -1
+    offset: int | None = None
     for acl_filter in acl_filters:
         bindings, reached = _describe(client, acl_filter)
         found.update(dict.fromkeys(bindings))
-        offset = max(offset, reached)
+        if reached is not None:
+            offset = reached if offset is None else max(offset, reached)
     bindings = sorted(found)
     if fmt == "json":
         shown = [b for b in bindings if not principals or b.principal in principals]
@@ -237,9 +251,13 @@ def add_parser(commands: Any) -> None:
     )  # fmt: skip
     parser.on_error = _option_error
     add_client_options(parser)
-    b = parser.add_argument_group("kafka-acls.sh's broker options (not supported)").add_argument
-    b("--bootstrap-server", metavar="HOST:PORT", help="refused: pass --store URL instead")
-    b("--bootstrap-controller", metavar="HOST:PORT", help="refused: pass --store URL instead")
+    b = parser.add_argument_group("kafka-acls.sh's broker options").add_argument
+    b(
+        "--bootstrap-server", metavar="HOST:PORT",
+        help="a broker whose authorizer is aclstore's plugin, instead of --store; "
+        "--command-config is then a Kafka client properties file, as for kafka-acls.sh",
+    )  # fmt: skip
+    b("--bootstrap-controller", metavar="HOST:PORT", help="refused: pass --bootstrap-server")
     a = parser.add_argument_group("action").add_argument
     a("--add", action="store_true", help="add ACLs")
     a("--remove", action="store_true", help="remove ACLs")

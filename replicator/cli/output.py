@@ -14,7 +14,10 @@ def print_json(value: Any) -> None:
 def print_offset(offset: object, *, stderr: bool = False) -> None:
     """The last line of every table answer: the log offset the answer reflects.
 
-    ``stderr=True`` where stdout must stay what the mirrored Kafka tool prints (``acls``)."""
+    ``stderr=True`` where stdout must stay what the mirrored Kafka tool prints (``acls``).
+    None (an answer through a Kafka broker, whose protocol carries no offset): nothing."""
+    if offset is None:
+        return
     print(f"(log offset {offset})", file=sys.stderr if stderr else sys.stdout)
 
 

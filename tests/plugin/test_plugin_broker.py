@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from broker_support import Sidecar, consume_one, plugin_broker, produce, wait_until
+from broker_support import USERS, Sidecar, consume_one, plugin_broker, produce, wait_until
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
     AclBinding,
@@ -249,3 +252,60 @@ def test_the_cache_answers_repeats_and_a_revocation_still_lands_within_the_bound
                 "--topic", "orders")  # fmt: skip
     time.sleep(staleness_ms / 1000 + 0.2)  # the bound, plus the sidecar applying the removal
     assert produce(broker, "alice", "orders") == DENIED_TOPIC
+
+
+def test_aclstore_acls_through_the_broker_as_kafka_acls_sh(
+    broker: LocalKafka, sidecar: Sidecar, tmp_path: Path
+) -> None:
+    """``aclstore acls --bootstrap-server`` with a Java client properties file, as a copied
+    kafka-acls.sh line: the ACLs land in the store (actor: the SASL user), listing through the
+    broker prints what listing through the node prints, and they are enforced."""
+    # alice may administer and list ACLs (ALTER and DESCRIBE on the CLUSTER), nothing else.
+    for operation in ("Alter", "Describe"):
+        sidecar.cli("acls", "--add", "--allow-principal", "User:alice", "--operation", operation,
+                    "--cluster")  # fmt: skip
+    client = tmp_path / "alice-client.properties"
+    client.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="alice" password="{USERS["alice"]}";\n'
+    )
+    through = ["--bootstrap-server", broker.bootstrap_servers, "--command-config", str(client)]
+
+    def aclstore(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "replicator.cli", "acls", *args], capture_output=True,
+            text=True, check=False, timeout=60,
+        )  # fmt: skip
+
+    def audit_log_actors() -> set[tuple[str, str]]:
+        log = EmbeddedChangeLog(sidecar.data_dir / "log")
+        try:
+            events = [decode_event(r.value) for r in log.read(0, timeout=2.0) if r.value]
+        finally:
+            log.close()
+        return {
+            (type(e).__name__, str(e.actor)) for e in events
+            if isinstance(e, AclCreated | AclDeleted) and e.binding.name == "audit-log"
+        }  # fmt: skip
+
+    added = aclstore(*through, "--add", "--allow-principal", "User:bob", "--consumer",
+                     "--topic", "audit-log", "--group", "auditors")  # fmt: skip
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert "Adding ACLs for resource `ResourcePattern(resourceType=TOPIC, name=audit-log" in added.stdout
+    assert added.stderr == ""  # a broker's answer carries no log offset
+    listing = ["--list", "--topic", "audit-log", "--group", "auditors"]
+    by_broker = aclstore(*through, *listing)
+    assert by_broker.returncode == 0, by_broker.stdout
+    assert by_broker.stdout == sidecar.cli("acls", "--store", sidecar.url, *listing)
+    assert "\t(principal=User:bob, host=*, operation=READ, permissionType=ALLOW)" in by_broker.stdout
+    assert audit_log_actors() == {("AclCreated", "User:alice")}
+
+    removed = aclstore(*through, "--remove", "--force", "--allow-principal", "User:bob",
+                       "--consumer", "--topic", "audit-log", "--group", "auditors")  # fmt: skip
+    assert (removed.returncode, removed.stdout) == (0, ""), removed.stderr
+    assert not any(row[1] in ("audit-log", "auditors") for row in _store_rows(sidecar, "User:bob"))
+    assert audit_log_actors() == {("AclCreated", "User:alice"), ("AclDeleted", "User:alice")}
+
+    refused = aclstore("--bootstrap-controller", broker.bootstrap_servers, "--list")
+    assert refused.returncode == 1 and "--bootstrap-server" in refused.stderr
