@@ -233,3 +233,38 @@ def test_change_diff_of_a_prefixed_deny_under_a_wildcard_allow() -> None:
         ("User:bob", ANY, AclOperation.READ, "pay-* except pay-eu")
     ]
     assert diff.narrowed[0].witness.resource_name == "pay-"
+
+
+def versioned_state(rng: random.Random) -> AclState:
+    """A random state with bindings of every format: PREFIXED (2), USER and CREATE_TOKENS (3)."""
+    state = random_state(rng)
+    extra = []
+    for _ in range(rng.randint(0, 3)):
+        name = rng.choice(["a", "ab", "*"])
+        if rng.random() < 0.5:
+            extra.append(acl(name, rng.choice(PRINCIPALS), AclOperation.CREATE_TOKENS,
+                             rng.choice([ALLOW, DENY]), LITERAL, "*", ResourceType.USER))  # fmt: skip
+        else:
+            extra.append(acl(name, rng.choice(PRINCIPALS), rng.choice(OPS),
+                             rng.choice([ALLOW, DENY]), PREFIXED if name != "*" else LITERAL,
+                             rng.choice(HOSTS)))  # fmt: skip
+    return AclState(state.bindings | frozenset(extra), state.super_users,
+                    state.allow_everyone_if_no_acl_found)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_randomized_downgrades_against_the_rules(seed: int) -> None:
+    """An older reader's state, decided by the rules, against the diff's claims: every
+    widening it reports is real and every changed probe is claimed."""
+    rng = random.Random(2000 + seed)
+    for _ in range(60):
+        state = versioned_state(rng)
+        version = rng.choice([1, 2])
+        older, stopping = older_reader_state(state, version)
+        needs_3 = [b for b in state.bindings if b.resource_type is ResourceType.USER
+                   or b.operation is AclOperation.CREATE_TOKENS]  # fmt: skip
+        needs_2 = [b for b in state.bindings if b.pattern_type is PREFIXED and b not in needs_3]
+        assert stopping == len(needs_3) + (len(needs_2) if version == 1 else 0)
+        # a reader below format 3 reads no settings from the log
+        assert older.super_users == frozenset() and not older.allow_everyone_if_no_acl_found
+        check(state, older, access_diff(state, older), rng)
