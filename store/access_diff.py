@@ -32,7 +32,7 @@ from __future__ import annotations
 import bisect
 import enum
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from store.acl import (
@@ -188,21 +188,32 @@ def change_diff(before: AclState, after: AclState) -> AccessDiff:
 
 
 def _diff(before: AclState, after: AclState, *, focused: bool) -> AccessDiff:
-    configs = (before.config(), after.config())
-    settings_changed = (before.super_users, before.allow_everyone_if_no_acl_found) != (
-        after.super_users,
-        after.allow_everyone_if_no_acl_found,
-    )
-    super_changed = before.super_users ^ after.super_users
-    super_both = before.super_users & after.super_users
-    rows: list[AccessDelta] = []
+    settings_changed = _settings_changed(before, after)
     focus: dict[ResourceType, set[str]] | None = None
     if focused and not settings_changed:
         focus = {}
         for changed in before.bindings ^ after.bindings:
             focus.setdefault(changed.resource_type, set()).add(changed.name)
     every_type = settings_changed  # a setting applies to resources with no binding too
-    for region in _regions(before.bindings, after.bindings, every_type=every_type, focus=focus):
+    regions = _regions(before.bindings, after.bindings, every_type=every_type, focus=focus)
+    return _decide_regions(before, after, regions)
+
+
+def _settings_changed(before: AclState, after: AclState) -> bool:
+    return (before.super_users, before.allow_everyone_if_no_acl_found) != (
+        after.super_users,
+        after.allow_everyone_if_no_acl_found,
+    )
+
+
+def _decide_regions(before: AclState, after: AclState, regions: Iterable[_Region]) -> AccessDiff:
+    """The diff over ``regions`` (each with the bindings of both states that apply to it)."""
+    configs = (before.config(), after.config())
+    settings_changed = _settings_changed(before, after)
+    super_changed = before.super_users ^ after.super_users
+    super_both = before.super_users & after.super_users
+    rows: list[AccessDelta] = []
+    for region in regions:
         in_before, in_after = region.before, region.after
         if not settings_changed and set(in_before) == set(in_after):
             continue
@@ -387,7 +398,31 @@ def _regions(
             sides[side].append(b)
     for resource_type, patterns in sorted(by_type.items(), key=lambda kv: int(kv[0])):
         names = None if focus is None else focus.get(resource_type, set())
-        yield from _regions_of_type(resource_type, patterns, names)
+        literals = sorted({n for pt, n in patterns if pt is PatternType.LITERAL})
+        prefixes = sorted({n for pt, n in patterns if pt is PatternType.PREFIXED})
+        yield from _regions_of_type(resource_type, patterns, literals, prefixes, names)
+
+
+class _NameSet:
+    """Membership in a sorted name list by bisection (no second copy of a large list)."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        i = bisect.bisect_left(self.names, name)
+        return i < len(self.names) and self.names[i] == name
+
+
+def _lengths(by_pattern: Mapping[tuple[PatternType, str], _Sides]) -> list[int]:
+    lengths = getattr(by_pattern, "prefix_lengths", None)
+    if lengths is not None:
+        return list(lengths)
+    return sorted({len(n) for pt, n in by_pattern if pt is PatternType.PREFIXED})
 
 
 def _under(names: Sequence[str], prefix: str) -> tuple[int, int]:
@@ -410,13 +445,14 @@ def _under(names: Sequence[str], prefix: str) -> tuple[int, int]:
 
 def _regions_of_type(
     resource_type: ResourceType,
-    by_pattern: dict[tuple[PatternType, str], _Sides],
+    by_pattern: Mapping[tuple[PatternType, str], _Sides],
+    literals: Sequence[str],
+    prefixes: Sequence[str],
     focus: set[str] | None,
 ) -> Iterator[_Region]:
-    literals = sorted({n for pt, n in by_pattern if pt is PatternType.LITERAL})
-    prefixes = sorted({n for pt, n in by_pattern if pt is PatternType.PREFIXED})
-    literal_set, prefix_set = set(literals), set(prefixes)
-    lengths = sorted({len(p) for p in prefixes})
+    """The regions of one type; ``literals`` and ``prefixes`` are the sorted pattern names."""
+    literal_set, prefix_set = _NameSet(literals), _NameSet(prefixes)
+    lengths = sorted({len(p) for p in prefixes}) if focus is None else _lengths(by_pattern)
     empty: _Sides = ([], [])
     wildcard = by_pattern.get((PatternType.LITERAL, WILDCARD_RESOURCE), empty)
 
@@ -448,8 +484,8 @@ def _regions_of_type(
         before, after = matching(witness)
         return _Region(resource_type, names, witness, before, after)
 
-    roots = ["", *prefixes] if "" not in prefix_set else prefixes
-    if focus is None or WILDCARD_RESOURCE in focus & literal_set:
+    roots = ["", *prefixes] if "" not in prefix_set else list(prefixes)
+    if focus is None or (WILDCARD_RESOURCE in focus and WILDCARD_RESOURCE in literal_set):
         yield from (literal_region(name) for name in literals)
         yield from (prefix_region(prefix) for prefix in roots)
         return
@@ -472,7 +508,102 @@ def _regions_of_type(
                     yield prefix_region(prefix)
 
 
-def _name_in(names: NameSet, literals: set[str]) -> str:
+class _Overlay(Mapping[tuple[PatternType, str], _Sides]):
+    """One type's patterns of a live state (both sides the same list), with a change on top."""
+
+    def __init__(
+        self,
+        base: Mapping[tuple[PatternType, str], list[AclBinding]],
+        changed: Mapping[tuple[PatternType, str], _Sides],
+        prefix_lengths: Sequence[int],
+    ) -> None:
+        self.base, self.changed, self.prefix_lengths = base, changed, prefix_lengths
+
+    def __getitem__(self, key: tuple[PatternType, str]) -> _Sides:
+        sides = self.changed.get(key)
+        if sides is not None:
+            return sides
+        same = self.base[key]
+        return same, same
+
+    def __iter__(self) -> Iterator[tuple[PatternType, str]]:
+        yield from self.base
+        yield from (k for k in self.changed if k not in self.base)
+
+    def __len__(self) -> int:
+        return len(self.base) + sum(1 for k in self.changed if k not in self.base)
+
+
+@dataclass(slots=True)
+class _TypeIndex:
+    by_pattern: dict[tuple[PatternType, str], list[AclBinding]] = field(default_factory=dict)
+    literals: list[str] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    prefix_lengths: list[int] = field(default_factory=list)
+
+
+class PatternIndex:
+    """A live state indexed for dry runs: bindings by pattern, sorted pattern names per type.
+
+    Built once (as a node keeps its state indexed); :meth:`change_diff` then answers for a
+    change of a few bindings by visiting only the regions they apply to.
+    """
+
+    def __init__(self, state: AclState) -> None:
+        self.state = state
+        self.types: dict[ResourceType, _TypeIndex] = {}
+        for b in state.bindings:
+            index = self.types.get(b.resource_type)
+            if index is None:
+                index = self.types[b.resource_type] = _TypeIndex()
+            index.by_pattern.setdefault((b.pattern_type, b.name), []).append(b)
+        for index in self.types.values():
+            index.literals = sorted(n for pt, n in index.by_pattern if pt is PatternType.LITERAL)
+            index.prefixes = sorted(n for pt, n in index.by_pattern if pt is PatternType.PREFIXED)
+            index.prefix_lengths = sorted({len(p) for p in index.prefixes})
+
+    def change_diff(
+        self, *, added: Iterable[AclBinding] = (), removed: Iterable[AclBinding] = ()
+    ) -> AccessDiff:
+        """The access diff of adding ``added`` and removing ``removed`` (settings unchanged)."""
+        live = self.state.bindings
+        add = {b for b in added if b not in live}
+        drop = {b for b in removed if b in live}
+        # the regions carry the bindings; the states give only the (unchanged) settings
+        after = AclState(frozenset(), self.state.super_users, self.state.allow_everyone_if_no_acl_found)
+        by_type: dict[ResourceType, set[AclBinding]] = {}
+        for b in add | drop:
+            by_type.setdefault(b.resource_type, set()).add(b)
+        regions: list[_Region] = []
+        for rt, changes in sorted(by_type.items(), key=lambda kv: int(kv[0])):
+            index = self.types.get(rt) or _TypeIndex()
+            changed: dict[tuple[PatternType, str], _Sides] = {}
+            for b in changes:
+                key = (b.pattern_type, b.name)
+                if key not in changed:
+                    same = index.by_pattern.get(key, [])
+                    changed[key] = (same, list(same))
+                sides = changed[key][1]
+                if b in add:
+                    sides.append(b)
+                else:
+                    sides.remove(b)
+            literals, prefixes = index.literals, index.prefixes
+            fresh = [key for key in changed if key not in index.by_pattern]
+            new_literals = {n for pt, n in fresh if pt is PatternType.LITERAL}
+            new_prefixes = {n for pt, n in fresh if pt is PatternType.PREFIXED}
+            if new_literals:
+                literals = sorted([*literals, *new_literals])
+            if new_prefixes:
+                prefixes = sorted([*prefixes, *new_prefixes])
+            lengths = sorted({*index.prefix_lengths, *(len(p) for p in new_prefixes)})
+            overlay = _Overlay(index.by_pattern, changed, lengths)
+            focus = {b.name for b in changes}
+            regions.extend(_regions_of_type(rt, overlay, literals, prefixes, focus))
+        return _decide_regions(self.state, after, regions)
+
+
+def _name_in(names: NameSet, literals: _NameSet | set[str]) -> str:
     """A name of the region: the prefix itself if it is free, else the prefix and one more
     character that no carved-out literal or prefix claims (finitely many are carved out, so
     some character is free)."""
@@ -514,6 +645,7 @@ __all__ = [
     "AclState",
     "Change",
     "NameSet",
+    "PatternIndex",
     "Request",
     "access_diff",
     "change_diff",

@@ -14,6 +14,7 @@ from store.access_diff import (
     AccessDiff,
     AclState,
     Change,
+    PatternIndex,
     access_diff,
     change_diff,
     checked_operations,
@@ -219,6 +220,13 @@ def test_change_diff_visits_only_touched_regions_and_misses_nothing(seed: int) -
         diff = change_diff(before, after)
         check(before, after, diff, rng)
         assert set(diff.widened) == set(access_diff(before, after).widened)
+        indexed = PatternIndex(before).change_diff(
+            added=after.bindings - before.bindings, removed=before.bindings - after.bindings
+        )
+        check(before, after, indexed, rng)
+        assert (set(indexed.widened), set(indexed.narrowed)) == (
+            set(diff.widened), set(diff.narrowed)
+        )
 
 
 def test_change_diff_of_a_prefixed_deny_under_a_wildcard_allow() -> None:
