@@ -15,8 +15,6 @@ from sidecar_support import start_node
 from replicator import cli
 from replicator.server.node import Node
 
-pytestmark = pytest.mark.unit
-
 DENY_BOB = (
     "--deny-principal User:bob --operation Read --topic secret- --resource-pattern-type prefixed"
 )

@@ -17,8 +17,6 @@ from store.events import ConfigAltered
 from store.fold import ChangeKind, fold_records
 from store.log import EmbeddedChangeLog
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def node(tmp_path: Path) -> Iterator[Node]:
