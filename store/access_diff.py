@@ -403,6 +403,33 @@ def _regions(
         yield from _regions_of_type(resource_type, patterns, literals, prefixes, names)
 
 
+def partial_diff(
+    before: AclState,
+    after: AclState,
+    resource_type: ResourceType,
+    owns: Callable[[str], bool],
+    *,
+    carved: Iterable[tuple[PatternType, str]] = (),
+) -> AccessDiff:
+    """The diff over the regions of ``resource_type`` whose key ``owns`` accepts.
+
+    A region's key is its literal name, its prefix, or ``""`` for the names no pattern takes.
+    ``before`` and ``after`` must hold every binding that applies to those regions (their own
+    patterns, the shorter prefixes above them, ``*``); ``carved`` names further patterns of
+    the type, without their bindings, so that the regions' name sets carve them out.  The
+    union over a partition of the keys is :func:`access_diff` (the Spark path, ``jobs/``).
+    """
+    patterns: dict[tuple[PatternType, str], _Sides] = {key: ([], []) for key in carved}
+    for side, bindings in enumerate((before.bindings, after.bindings)):
+        for b in bindings:
+            if b.resource_type is resource_type:
+                patterns.setdefault((b.pattern_type, b.name), ([], []))[side].append(b)
+    literals = sorted({n for pt, n in patterns if pt is PatternType.LITERAL})
+    prefixes = sorted({n for pt, n in patterns if pt is PatternType.PREFIXED})
+    regions = _regions_of_type(resource_type, patterns, literals, prefixes, None, owns)
+    return _decide_regions(before, after, regions)
+
+
 class _NameSet:
     """Membership in a sorted name list by bisection (no second copy of a large list)."""
 
@@ -449,8 +476,13 @@ def _regions_of_type(
     literals: Sequence[str],
     prefixes: Sequence[str],
     focus: set[str] | None,
+    owns: Callable[[str], bool] | None = None,
 ) -> Iterator[_Region]:
-    """The regions of one type; ``literals`` and ``prefixes`` are the sorted pattern names."""
+    """The regions of one type; ``literals`` and ``prefixes`` are the sorted pattern names.
+
+    ``owns`` keeps only the regions whose key (literal name, prefix, ``""`` for the rest) it
+    accepts: one partition's share of a distributed diff.
+    """
     literal_set, prefix_set = _NameSet(literals), _NameSet(prefixes)
     lengths = sorted({len(p) for p in prefixes}) if focus is None else _lengths(by_pattern)
     empty: _Sides = ([], [])
@@ -486,8 +518,9 @@ def _regions_of_type(
 
     roots = ["", *prefixes] if "" not in prefix_set else list(prefixes)
     if focus is None or (WILDCARD_RESOURCE in focus and WILDCARD_RESOURCE in literal_set):
-        yield from (literal_region(name) for name in literals)
-        yield from (prefix_region(prefix) for prefix in roots)
+        keep = owns or (lambda key: True)
+        yield from (literal_region(name) for name in literals if keep(name))
+        yield from (prefix_region(prefix) for prefix in roots if keep(prefix))
         return
     visited_literals: set[str] = set()
     visited_prefixes: set[str] = set()
@@ -651,4 +684,5 @@ __all__ = [
     "change_diff",
     "checked_operations",
     "older_reader_state",
+    "partial_diff",
 ]
