@@ -29,9 +29,10 @@ Pure: no I/O.  :func:`older_reader_state` models what a replica of an older even
 
 from __future__ import annotations
 
+import bisect
 import enum
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from store.acl import (
@@ -40,10 +41,12 @@ from store.acl import (
     WILDCARD_RESOURCE,
     AclBinding,
     AclOperation,
+    AclPermissionType,
     PatternType,
     ResourceType,
 )
-from store.authorizer import Action, AuthorizerConfig, InMemoryAclIndex, authorize
+from store.authorizer import AuthorizerConfig
+from store.authorizer.decision import covered_operations
 from store.events import binding_min_reader_version
 from store.kafka_apis import API_KEY_TABLE
 
@@ -151,7 +154,13 @@ class _Region:
     resource_type: ResourceType
     names: NameSet
     witness_name: str
-    bindings: list[AclBinding] = field(default_factory=list)
+    before: list[AclBinding] = field(default_factory=list)
+    after: list[AclBinding] = field(default_factory=list)
+
+    @property
+    def bindings(self) -> list[AclBinding]:
+        """The bindings of both states that apply to the region's names."""
+        return list(dict.fromkeys([*self.before, *self.after]))
 
 
 def checked_operations(resource_type: ResourceType) -> tuple[AclOperation, ...]:
@@ -164,45 +173,129 @@ def checked_operations(resource_type: ResourceType) -> tuple[AclOperation, ...]:
 
 def access_diff(before: AclState, after: AclState) -> AccessDiff:
     """Every request whose decision differs from ``before`` to ``after``, symbolically."""
-    views = (InMemoryAclIndex(before.bindings), InMemoryAclIndex(after.bindings))
-    configs = (before.config(), after.config())
-    settings_changed = (before.super_users, before.allow_everyone_if_no_acl_found) != (
+    return _diff(before, after, focused=False)
+
+
+def change_diff(before: AclState, after: AclState) -> AccessDiff:
+    """:func:`access_diff` for a change of a few bindings (a dry run against a large state).
+
+    With equal settings only the regions a changed binding applies to can differ: a changed
+    LITERAL its own name, a changed PREFIXED every region under it, a changed ``*`` every
+    region of its type.  The answer is the same as :func:`access_diff`'s, found without
+    visiting the rest of the state.
+    """
+    return _diff(before, after, focused=True)
+
+
+def _diff(before: AclState, after: AclState, *, focused: bool) -> AccessDiff:
+    settings_changed = _settings_changed(before, after)
+    focus: dict[ResourceType, set[str]] | None = None
+    if focused and not settings_changed:
+        focus = {}
+        for changed in before.bindings ^ after.bindings:
+            focus.setdefault(changed.resource_type, set()).add(changed.name)
+    every_type = settings_changed  # a setting applies to resources with no binding too
+    regions = _regions(before.bindings, after.bindings, every_type=every_type, focus=focus)
+    return _decide_regions(before, after, regions)
+
+
+def _settings_changed(before: AclState, after: AclState) -> bool:
+    return (before.super_users, before.allow_everyone_if_no_acl_found) != (
         after.super_users,
         after.allow_everyone_if_no_acl_found,
     )
+
+
+def _decide_regions(before: AclState, after: AclState, regions: Iterable[_Region]) -> AccessDiff:
+    """The diff over ``regions`` (each with the bindings of both states that apply to it)."""
+    configs = (before.config(), after.config())
+    settings_changed = _settings_changed(before, after)
     super_changed = before.super_users ^ after.super_users
     super_both = before.super_users & after.super_users
     rows: list[AccessDelta] = []
-    every_type = settings_changed  # a setting applies to resources with no binding too
-    for region in _regions(before.bindings | after.bindings, every_type=every_type):
-        in_before = [b for b in region.bindings if b in before.bindings]
-        in_after = [b for b in region.bindings if b in after.bindings]
-        if not settings_changed and sorted(in_before) == sorted(in_after):
+    for region in regions:
+        in_before, in_after = region.before, region.after
+        if not settings_changed and set(in_before) == set(in_after):
             continue
+        masks = (_masks(in_before), _masks(in_after))
         principals = sorted({b.principal for b in region.bindings} | super_changed)
         hosts = sorted({b.host for b in region.bindings} - {WILDCARD_HOST})
         fresh_principals = _fresh_principals(principals, before, after)
         fresh_host = _fresh(hosts, lambda i: f"192.0.2.{i + 1}")
+        allowed: dict[tuple[str, str], tuple[int, int]] = {}
+        for principal in [*principals, *fresh_principals]:
+            if principal in super_both:
+                continue  # allowed in both states, whatever the bindings
+            for host in [*hosts, fresh_host]:
+                was, now = (
+                    _allowed_ops(m, bool(bs), c, principal, host)
+                    for m, bs, c in zip(masks, (in_before, in_after), configs, strict=True)
+                )
+                if was != now:
+                    allowed[principal, host] = (was, now)
+        if not allowed:
+            continue
         for op in checked_operations(region.resource_type):
-            flips: dict[tuple[str, str], Change] = {}
-            for principal in [*principals, *fresh_principals]:
-                if principal in super_both:
-                    continue  # allowed in both states, whatever the bindings
-                for host in [*hosts, fresh_host]:
-                    action = Action(op, region.resource_type, region.witness_name)
-                    was, now = (
-                        authorize(v, c, principal, host, [action])[0].allowed
-                        for v, c in zip(views, configs, strict=True)
-                    )
-                    if was != now:
-                        flips[principal, host] = Change.WIDENED if now else Change.NARROWED
-            rows.extend(
-                _fold(region, op, flips, principals, fresh_principals, hosts, fresh_host,
-                      sorted(super_both))
-            )  # fmt: skip
+            bit = 1 << int(op)
+            flips: dict[tuple[str, str], Change] = {
+                cell: Change.WIDENED if now & bit else Change.NARROWED
+                for cell, (was, now) in allowed.items()
+                if (was ^ now) & bit
+            }
+            if flips:
+                rows.extend(
+                    _fold(region, op, flips, principals, fresh_principals, hosts, fresh_host,
+                          sorted(super_both))
+                )  # fmt: skip
     widened = tuple(r for r in rows if r.change is Change.WIDENED)
     narrowed = tuple(r for r in rows if r.change is Change.NARROWED)
     return AccessDiff(widened=widened, narrowed=narrowed)
+
+
+_EVERY_OPERATION = (1 << (max(AclOperation) + 1)) - 1
+
+
+def _masks(bindings: Iterable[AclBinding]) -> dict[tuple[str, str], list[int]]:
+    """``(principal, host) -> [ALLOW-covered, DENY-covered]`` operation bits of ``bindings``.
+
+    Coverage is the rules' own (:func:`store.authorizer.decision.covered_operations`): ALL
+    covers everything, an ALLOW implies DESCRIBE / DESCRIBE_CONFIGS as Kafka's does, and any
+    permission other than ALLOW counts as DENY (``StandardAuthorizerData.findResult``).
+    """
+    masks: dict[tuple[str, str], list[int]] = {}
+    for binding in bindings:
+        entry = binding.entry
+        pair = masks.setdefault((entry.principal, entry.host), [0, 0])
+        allow = entry.permission_type is AclPermissionType.ALLOW
+        pair[0 if allow else 1] |= covered_operations(entry.operation, entry.permission_type)
+    return masks
+
+
+def _allowed_ops(
+    masks: dict[tuple[str, str], list[int]],
+    has_acls: bool,
+    config: AuthorizerConfig,
+    principal: str,
+    host: str,
+) -> int:
+    """The operation bits ``principal`` from ``host`` is allowed on a name of one region.
+
+    Kafka's rule order: a super user is allowed; with no ACL on the resource the default
+    decides; else a matching DENY denies and a matching ALLOW allows.  An ACL's principal
+    matches when it is the request's or ``User:*``, its host when it is the request's or ``*``.
+    """
+    if principal in config.super_users:
+        return _EVERY_OPERATION
+    if not has_acls:
+        return _EVERY_OPERATION if config.allow_everyone_if_no_acl_found else 0
+    allow = deny = 0
+    for p in {principal, WILDCARD_PRINCIPAL}:
+        for h in {host, WILDCARD_HOST}:
+            pair = masks.get((p, h))
+            if pair is not None:
+                allow |= pair[0]
+                deny |= pair[1]
+    return allow & ~deny
 
 
 def _fold(
@@ -273,47 +366,277 @@ def _fresh_principals(in_play: Sequence[str], before: AclState, after: AclState)
 
 _CONCRETE_TYPES = tuple(t for t in ResourceType if t not in (ResourceType.ANY, ResourceType.UNKNOWN))
 
+_Sides = tuple[list[AclBinding], list[AclBinding]]
 
-def _regions(bindings: Iterable[AclBinding], *, every_type: bool) -> Iterator[_Region]:
-    by_type: dict[ResourceType, list[AclBinding]] = (
-        {t: [] for t in _CONCRETE_TYPES} if every_type else {}
+
+def _regions(
+    before: Iterable[AclBinding],
+    after: Iterable[AclBinding],
+    *,
+    every_type: bool,
+    focus: dict[ResourceType, set[str]] | None = None,
+) -> Iterator[_Region]:
+    """The regions of each resource type, with the bindings of each state that apply there.
+
+    ``focus`` (changed pattern names per type) limits the walk to the regions they apply to.
+    """
+    by_type: dict[ResourceType, dict[tuple[PatternType, str], _Sides]] = (
+        {t: {} for t in _CONCRETE_TYPES} if every_type else {}
     )
-    for b in bindings:
-        by_type.setdefault(b.resource_type, []).append(b)
-    for resource_type, group in sorted(by_type.items(), key=lambda kv: int(kv[0])):
-        yield from _regions_of_type(resource_type, group)
+    wanted = None if focus is None else set(focus)
+    for side, bindings in enumerate((before, after)):
+        for b in bindings:
+            rt = b.resource_type
+            if wanted is not None and rt not in wanted:
+                continue
+            patterns = by_type.get(rt)
+            if patterns is None:
+                patterns = by_type[rt] = {}
+            sides = patterns.get((b.pattern_type, b.name))
+            if sides is None:
+                sides = patterns[b.pattern_type, b.name] = ([], [])
+            sides[side].append(b)
+    for resource_type, patterns in sorted(by_type.items(), key=lambda kv: int(kv[0])):
+        names = None if focus is None else focus.get(resource_type, set())
+        literals = sorted({n for pt, n in patterns if pt is PatternType.LITERAL})
+        prefixes = sorted({n for pt, n in patterns if pt is PatternType.PREFIXED})
+        yield from _regions_of_type(resource_type, patterns, literals, prefixes, names)
 
 
-def _regions_of_type(resource_type: ResourceType, bindings: list[AclBinding]) -> Iterator[_Region]:
-    literals = sorted({b.name for b in bindings if b.pattern_type is PatternType.LITERAL})
-    prefixes = sorted({b.name for b in bindings if b.pattern_type is PatternType.PREFIXED})
-    literal_set, prefix_set = set(literals), set(prefixes)
-    by_pattern: dict[tuple[PatternType, str], list[AclBinding]] = {}
-    for b in bindings:
-        by_pattern.setdefault((b.pattern_type, b.name), []).append(b)
+def partial_diff(
+    before: AclState,
+    after: AclState,
+    resource_type: ResourceType,
+    owns: Callable[[str], bool],
+    *,
+    carved: Iterable[tuple[PatternType, str]] = (),
+) -> AccessDiff:
+    """The diff over the regions of ``resource_type`` whose key ``owns`` accepts.
 
-    def matching(name: str) -> list[AclBinding]:
-        found = list(by_pattern.get((PatternType.LITERAL, name), ()))
+    A region's key is its literal name, its prefix, or ``""`` for the names no pattern takes.
+    ``before`` and ``after`` must hold every binding that applies to those regions (their own
+    patterns, the shorter prefixes above them, ``*``); ``carved`` names further patterns of
+    the type, without their bindings, so that the regions' name sets carve them out.  The
+    union over a partition of the keys is :func:`access_diff` (the Spark path, ``jobs/``).
+    """
+    patterns: dict[tuple[PatternType, str], _Sides] = {key: ([], []) for key in carved}
+    for side, bindings in enumerate((before.bindings, after.bindings)):
+        for b in bindings:
+            if b.resource_type is resource_type:
+                patterns.setdefault((b.pattern_type, b.name), ([], []))[side].append(b)
+    literals = sorted({n for pt, n in patterns if pt is PatternType.LITERAL})
+    prefixes = sorted({n for pt, n in patterns if pt is PatternType.PREFIXED})
+    regions = _regions_of_type(resource_type, patterns, literals, prefixes, None, owns)
+    return _decide_regions(before, after, regions)
+
+
+class _NameSet:
+    """Membership in a sorted name list by bisection (no second copy of a large list)."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        i = bisect.bisect_left(self.names, name)
+        return i < len(self.names) and self.names[i] == name
+
+
+def _lengths(by_pattern: Mapping[tuple[PatternType, str], _Sides]) -> list[int]:
+    lengths = getattr(by_pattern, "prefix_lengths", None)
+    if lengths is not None:
+        return list(lengths)
+    return sorted({len(n) for pt, n in by_pattern if pt is PatternType.PREFIXED})
+
+
+def _under(names: Sequence[str], prefix: str) -> tuple[int, int]:
+    """The index range of the sorted ``names`` that start with ``prefix``."""
+    lo = bisect.bisect_left(names, prefix)
+    hi = lo
+    step = 1
+    while hi < len(names) and names[hi].startswith(prefix):  # gallop, then bisect
+        hi = min(len(names), hi + step)
+        step *= 2
+    left, right = max(lo, hi - step // 2), hi
+    while left < right:
+        mid = (left + right) // 2
+        if names[mid].startswith(prefix):
+            left = mid + 1
+        else:
+            right = mid
+    return lo, left
+
+
+def _regions_of_type(
+    resource_type: ResourceType,
+    by_pattern: Mapping[tuple[PatternType, str], _Sides],
+    literals: Sequence[str],
+    prefixes: Sequence[str],
+    focus: set[str] | None,
+    owns: Callable[[str], bool] | None = None,
+) -> Iterator[_Region]:
+    """The regions of one type; ``literals`` and ``prefixes`` are the sorted pattern names.
+
+    ``owns`` keeps only the regions whose key (literal name, prefix, ``""`` for the rest) it
+    accepts: one partition's share of a distributed diff.
+    """
+    literal_set, prefix_set = _NameSet(literals), _NameSet(prefixes)
+    lengths = sorted({len(p) for p in prefixes}) if focus is None else _lengths(by_pattern)
+    empty: _Sides = ([], [])
+    wildcard = by_pattern.get((PatternType.LITERAL, WILDCARD_RESOURCE), empty)
+
+    def matching(name: str) -> _Sides:
+        own = by_pattern.get((PatternType.LITERAL, name), empty)
+        found: _Sides = ([*own[0]], [*own[1]])
         if name != WILDCARD_RESOURCE:
-            found += by_pattern.get((PatternType.LITERAL, WILDCARD_RESOURCE), ())
-        for length in range(len(name) + 1):
+            found[0].extend(wildcard[0])
+            found[1].extend(wildcard[1])
+        for length in lengths:
+            if length > len(name):
+                break
             if name[:length] in prefix_set:
-                found += by_pattern[PatternType.PREFIXED, name[:length]]
+                sides = by_pattern[PatternType.PREFIXED, name[:length]]
+                found[0].extend(sides[0])
+                found[1].extend(sides[1])
         return found
 
-    for name in literals:
-        yield _Region(resource_type, NameSet(PatternType.LITERAL, name), name, matching(name))
-    for prefix in ["", *prefixes] if "" not in prefix_set else prefixes:
-        carved_names = tuple(n for n in literals if n.startswith(prefix))
-        carved_prefixes = tuple(
-            q for q in prefixes if q != prefix and q.startswith(prefix)
-        )
-        names = NameSet(PatternType.PREFIXED, prefix, carved_names, carved_prefixes)
+    def literal_region(name: str) -> _Region:
+        before, after = matching(name)
+        return _Region(resource_type, NameSet(PatternType.LITERAL, name), name, before, after)
+
+    def prefix_region(prefix: str) -> _Region:
+        lo, hi = _under(literals, prefix)
+        plo, phi = _under(prefixes, prefix)
+        carved_prefixes = tuple(q for q in prefixes[plo:phi] if q != prefix)
+        names = NameSet(PatternType.PREFIXED, prefix, tuple(literals[lo:hi]), carved_prefixes)
         witness = _name_in(names, literal_set)
-        yield _Region(resource_type, names, witness, matching(witness))
+        before, after = matching(witness)
+        return _Region(resource_type, names, witness, before, after)
+
+    roots = ["", *prefixes] if "" not in prefix_set else list(prefixes)
+    if focus is None or (WILDCARD_RESOURCE in focus and WILDCARD_RESOURCE in literal_set):
+        keep = owns or (lambda key: True)
+        yield from (literal_region(name) for name in literals if keep(name))
+        yield from (prefix_region(prefix) for prefix in roots if keep(prefix))
+        return
+    visited_literals: set[str] = set()
+    visited_prefixes: set[str] = set()
+    for changed in sorted(focus):
+        if changed in literal_set and changed not in visited_literals:
+            visited_literals.add(changed)
+            yield literal_region(changed)
+        if changed in prefix_set:
+            lo, hi = _under(literals, changed)
+            for name in literals[lo:hi]:
+                if name not in visited_literals:
+                    visited_literals.add(name)
+                    yield literal_region(name)
+            lo, hi = _under(prefixes, changed)
+            for prefix in prefixes[lo:hi]:
+                if prefix not in visited_prefixes:
+                    visited_prefixes.add(prefix)
+                    yield prefix_region(prefix)
 
 
-def _name_in(names: NameSet, literals: set[str]) -> str:
+class _Overlay(Mapping[tuple[PatternType, str], _Sides]):
+    """One type's patterns of a live state (both sides the same list), with a change on top."""
+
+    def __init__(
+        self,
+        base: Mapping[tuple[PatternType, str], list[AclBinding]],
+        changed: Mapping[tuple[PatternType, str], _Sides],
+        prefix_lengths: Sequence[int],
+    ) -> None:
+        self.base, self.changed, self.prefix_lengths = base, changed, prefix_lengths
+
+    def __getitem__(self, key: tuple[PatternType, str]) -> _Sides:
+        sides = self.changed.get(key)
+        if sides is not None:
+            return sides
+        same = self.base[key]
+        return same, same
+
+    def __iter__(self) -> Iterator[tuple[PatternType, str]]:
+        yield from self.base
+        yield from (k for k in self.changed if k not in self.base)
+
+    def __len__(self) -> int:
+        return len(self.base) + sum(1 for k in self.changed if k not in self.base)
+
+
+@dataclass(slots=True)
+class _TypeIndex:
+    by_pattern: dict[tuple[PatternType, str], list[AclBinding]] = field(default_factory=dict)
+    literals: list[str] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    prefix_lengths: list[int] = field(default_factory=list)
+
+
+class PatternIndex:
+    """A live state indexed for dry runs: bindings by pattern, sorted pattern names per type.
+
+    Built once (as a node keeps its state indexed); :meth:`change_diff` then answers for a
+    change of a few bindings by visiting only the regions they apply to.
+    """
+
+    def __init__(self, state: AclState) -> None:
+        self.state = state
+        self.types: dict[ResourceType, _TypeIndex] = {}
+        for b in state.bindings:
+            index = self.types.get(b.resource_type)
+            if index is None:
+                index = self.types[b.resource_type] = _TypeIndex()
+            index.by_pattern.setdefault((b.pattern_type, b.name), []).append(b)
+        for index in self.types.values():
+            index.literals = sorted(n for pt, n in index.by_pattern if pt is PatternType.LITERAL)
+            index.prefixes = sorted(n for pt, n in index.by_pattern if pt is PatternType.PREFIXED)
+            index.prefix_lengths = sorted({len(p) for p in index.prefixes})
+
+    def change_diff(
+        self, *, added: Iterable[AclBinding] = (), removed: Iterable[AclBinding] = ()
+    ) -> AccessDiff:
+        """The access diff of adding ``added`` and removing ``removed`` (settings unchanged)."""
+        live = self.state.bindings
+        add = {b for b in added if b not in live}
+        drop = {b for b in removed if b in live}
+        # the regions carry the bindings; the states give only the (unchanged) settings
+        after = AclState(frozenset(), self.state.super_users, self.state.allow_everyone_if_no_acl_found)
+        by_type: dict[ResourceType, set[AclBinding]] = {}
+        for b in add | drop:
+            by_type.setdefault(b.resource_type, set()).add(b)
+        regions: list[_Region] = []
+        for rt, changes in sorted(by_type.items(), key=lambda kv: int(kv[0])):
+            index = self.types.get(rt) or _TypeIndex()
+            changed: dict[tuple[PatternType, str], _Sides] = {}
+            for b in changes:
+                key = (b.pattern_type, b.name)
+                if key not in changed:
+                    same = index.by_pattern.get(key, [])
+                    changed[key] = (same, list(same))
+                sides = changed[key][1]
+                if b in add:
+                    sides.append(b)
+                else:
+                    sides.remove(b)
+            literals, prefixes = index.literals, index.prefixes
+            fresh = [key for key in changed if key not in index.by_pattern]
+            new_literals = {n for pt, n in fresh if pt is PatternType.LITERAL}
+            new_prefixes = {n for pt, n in fresh if pt is PatternType.PREFIXED}
+            if new_literals:
+                literals = sorted([*literals, *new_literals])
+            if new_prefixes:
+                prefixes = sorted([*prefixes, *new_prefixes])
+            lengths = sorted({*index.prefix_lengths, *(len(p) for p in new_prefixes)})
+            overlay = _Overlay(index.by_pattern, changed, lengths)
+            focus = {b.name for b in changes}
+            regions.extend(_regions_of_type(rt, overlay, literals, prefixes, focus))
+        return _decide_regions(self.state, after, regions)
+
+
+def _name_in(names: NameSet, literals: _NameSet | set[str]) -> str:
     """A name of the region: the prefix itself if it is free, else the prefix and one more
     character that no carved-out literal or prefix claims (finitely many are carved out, so
     some character is free)."""
@@ -355,8 +678,11 @@ __all__ = [
     "AclState",
     "Change",
     "NameSet",
+    "PatternIndex",
     "Request",
     "access_diff",
+    "change_diff",
     "checked_operations",
     "older_reader_state",
+    "partial_diff",
 ]

@@ -35,18 +35,20 @@ from dataclasses import dataclass
 from store.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
 from store.authorizer import Action, authorize
 from store.codec import AvroEventCodec, EventCodec, binding_key, config_key
+from store.downgrade import analyse_downgrade, downgrade_refusal
 from store.errors import ClusterAuthorizationError, InvalidRequestError, StoreError
 from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
 from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogUnavailableError
 from store.principal import KafkaPrincipal
 from store.projection import AclStoreState
 from store.settings import (
+    FORMAT_DOWNGRADE_FORCED_CONFIG,
     FORMAT_VERSION_CONFIG,
     AlterConfigPolicy,
     AlterConfigsRequest,
     ConfigEntry,
+    check_alterable,
     check_config,
-    check_format_downgrade,
     format_gate_refusal,
 )
 from store.validation import ValidationLayer, plan_create_acls, validate_filter
@@ -367,13 +369,18 @@ class AclAdmin:
         actor: KafkaPrincipal | str,
         host: str = LOCAL_HOST,
         validate_only: bool = False,
+        force_reason: str | None = None,
         timeout: float | None = None,
     ) -> AlterConfigsResult:
         """Set (or, with None, reset) settings; all or nothing for the store's one config entity.
 
-        Each key and value is validated, lowering ``acl.format.version`` below what a live
-        binding needs is refused, then the policy decides; ``validate_only`` stops there.
-        Settings are changed incrementally (KIP-339's SET/DELETE), not replaced as a whole.
+        Each key and value is validated; lowering ``acl.format.version`` so that a reader of
+        the older format would lose a live binding runs the access diff of that reader
+        (:mod:`store.downgrade`) and is refused, naming the access that would widen, unless
+        ``force_reason`` is given: then the change is written with a
+        ``acl.format.version.forced`` event (the actor, the versions and the reason) in the
+        same request.  Then the policy decides; ``validate_only`` stops there.  Settings are
+        changed incrementally (KIP-339's SET/DELETE), not replaced as a whole.
         """
         with self._lock:
             deadline = self._deadline(timeout)
@@ -382,11 +389,13 @@ class AclAdmin:
             if not configs:
                 raise InvalidRequestError("alter_configs needs at least one setting")
             for name, value in configs.items():
+                check_alterable(name)
                 check_config(name, value)
-            if FORMAT_VERSION_CONFIG in configs:
-                target = configs[FORMAT_VERSION_CONFIG]
-                if target is not None:
-                    check_format_downgrade(self.state.index.bindings(), int(target.strip()))
+            if force_reason is not None and not force_reason.strip():
+                raise InvalidRequestError(
+                    "a forced format downgrade needs a reason: say why (it is kept in the log)"
+                )
+            forced = self._check_downgrade(configs.get(FORMAT_VERSION_CONFIG), force_reason)
             if self.policy is not None:
                 self.policy.validate(
                     AlterConfigsRequest(
@@ -396,12 +405,39 @@ class AclAdmin:
             changed = [n for n, v in configs.items() if self.state.configs.get(n) != v]
             if validate_only or not changed:
                 return AlterConfigsResult((), self.state.offset, validate_only)
+            values = {n: configs[n] for n in changed}
+            if forced is not None and FORMAT_VERSION_CONFIG in values:
+                # written first, so no reader meets the lowered version before the reason
+                values = {FORMAT_DOWNGRADE_FORCED_CONFIG: forced, **values}
             request_id, now = uuid.uuid4().hex, self.clock()
             events = [
-                ConfigAltered(
-                    name=n, value=configs[n], actor=principal, request_id=request_id, time_ms=now
-                )
-                for n in changed
+                ConfigAltered(name=n, value=v, actor=principal, request_id=request_id, time_ms=now)
+                for n, v in values.items()
             ]
             offsets = self._append(events, deadline)
-            return AlterConfigsResult(tuple(changed), offsets[-1], validate_only)
+            return AlterConfigsResult(tuple(values), offsets[-1], validate_only)
+
+    def _check_downgrade(self, target: str | None, force_reason: str | None) -> str | None:
+        """Refuse a format downgrade an older reader would lose bindings to, unless forced.
+
+        Returns the value of the forced-downgrade record to write, or None.
+        """
+        if target is None:
+            return None
+        version = int(target.strip())
+        analysis = analyse_downgrade(
+            self.state.index.bindings(),
+            self.state.settings,
+            version,
+            local_super_users=self.super_users,
+        )
+        refusal = downgrade_refusal(analysis)
+        if refusal is None:
+            return None
+        if force_reason is None:
+            raise refusal
+        return (
+            f"lowered from {self.state.settings.format_version} to {version} with "
+            f"{len(analysis.ignored)} binding(s) an older reader ignores and "
+            f"{len(analysis.diff.widened)} widened access set(s): {force_reason.strip()}"
+        )

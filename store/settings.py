@@ -31,6 +31,9 @@ from store.events import (
 from store.principal import SUPER_USERS_CONFIG, java_trim, parse_super_users
 
 FORMAT_VERSION_CONFIG: Final = "acl.format.version"
+FORMAT_DOWNGRADE_FORCED_CONFIG: Final = "acl.format.version.forced"
+"""Read-only: set by a forced lowering of ``acl.format.version`` to the versions and the reason
+(the event's actor says who forced it)."""
 
 
 class PolicyViolationError(StoreError):
@@ -72,6 +75,7 @@ class ConfigDefinition:
     default: str
     doc: str
     check: Callable[[str], None]
+    read_only: bool = False
 
 
 DEFINITIONS: Final[Mapping[str, ConfigDefinition]] = {
@@ -95,6 +99,13 @@ DEFINITIONS: Final[Mapping[str, ConfigDefinition]] = {
             "The finalized change-event format version.",
             _check_format_version,
         ),
+        ConfigDefinition(
+            FORMAT_DOWNGRADE_FORCED_CONFIG,
+            "",
+            "Why acl.format.version was last lowered by force (read-only; the event names who).",
+            lambda value: None,
+            read_only=True,
+        ),
     )
 }
 
@@ -109,6 +120,16 @@ class ConfigEntry:
     is_sensitive: bool = False
     is_read_only: bool = False
     doc: str = ""
+
+
+def check_alterable(name: str) -> None:
+    """Refuse to alter a read-only setting (one the store writes itself)."""
+    definition = DEFINITIONS.get(name)
+    if definition is not None and definition.read_only:
+        raise InvalidConfigError(
+            f"{name} is read-only: the store sets it when a format downgrade is forced "
+            f"(alter {FORMAT_VERSION_CONFIG} with a force reason instead)"
+        )
 
 
 def check_config(name: str, value: str | None) -> None:
@@ -158,6 +179,7 @@ class StoreSettings:
                 name=name,
                 value=self.value(name),
                 is_default=name not in self.values,
+                is_read_only=definition.read_only,
                 doc=definition.doc,
             )
             for name, definition in sorted(DEFINITIONS.items())
@@ -187,7 +209,8 @@ def check_format_downgrade(live: Iterable[AclBinding], new_version: int) -> None
         if needed > new_version:
             raise InvalidConfigError(
                 f"cannot lower {FORMAT_VERSION_CONFIG} to {new_version}: the live binding "
-                f"{binding} uses {feature}, which needs {needed}; delete such bindings first"
+                f"{binding} uses {feature}, which needs {needed}; delete such bindings first, "
+                "or force the downgrade with a reason"
             )
 
 

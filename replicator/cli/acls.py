@@ -12,6 +12,7 @@ import sys
 from typing import Any, NoReturn
 
 from replicator.cli import acl_command as ac
+from replicator.cli import dry_run
 from replicator.cli.common import (
     FAILURE_EXIT,
     Parser,
@@ -83,6 +84,14 @@ def acls(args: argparse.Namespace) -> int:
             return OPTION_EXIT
         options = _acl_options(args)
         ac.check_args(options)
+        if args.dry_run:
+            if args.bootstrap_server is not None:
+                raise ac.AclCommandError(
+                    "--dry-run reads the node's ACLs and settings: pass --store URL, not "
+                    "--bootstrap-server"
+                )
+            with store_client(args) as node:
+                return dry_run.acls_dry_run(node, options, args.format)
         with _client(args) as client:
             if options.action == "add":
                 return _acls_add(client, options, args.format)
@@ -297,6 +306,11 @@ def add_parser(commands: Any) -> None:
     )
     e("--idempotent", action="store_true", help="with --producer: IDEMPOTENT_WRITE on the cluster")
     e("--force", action="store_true", help="do not ask before removing")
+    e(
+        "--dry-run",
+        action="store_true",
+        help="with --add/--remove: print the access the change would widen and narrow; write nothing",
+    )
     parser.set_defaults(
         handler=acls, acls_parser=parser, unrecognized=lambda extra: _unrecognized(parser, extra)
     )

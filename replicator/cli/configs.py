@@ -80,8 +80,10 @@ def configs(args: argparse.Namespace) -> int:
 
 
 def _describe(client: StoreClient, args: argparse.Namespace) -> int:
-    if args.add_config or args.delete_config or args.validate_only:
-        raise ac.AclCommandError("--add-config, --delete-config and --validate-only need --alter")
+    if args.add_config or args.delete_config or args.validate_only or args.force_reason:
+        raise ac.AclCommandError(
+            "--add-config, --delete-config, --validate-only and --force-reason need --alter"
+        )
     answer = client.send("describe_configs", {"names": args.name or []})
     if args.format == "json":
         print_json(answer)
@@ -102,9 +104,10 @@ def _alter(client: StoreClient, args: argparse.Namespace) -> int:
         changes[name] = None
     if not changes:
         raise ac.AclCommandError("--alter needs --add-config k=v or --delete-config k")
-    answer = client.send(
-        "alter_configs", {"configs": changes, "validateOnly": args.validate_only}
-    )
+    body: dict[str, object] = {"configs": changes, "validateOnly": args.validate_only}
+    if args.force_reason is not None:
+        body["forceReason"] = args.force_reason
+    answer = client.send("alter_configs", body)
     if args.format == "json":
         print_json(answer)
     elif args.validate_only:
@@ -131,4 +134,10 @@ def add_parser(commands: Any) -> None:
     a("--add-config", action="append", metavar="'k1=v1,k2=[v2,v3]'", help="settings to set")
     a("--delete-config", action="append", metavar="'k1,k2'", help="settings to reset to their defaults")
     a("--validate-only", action="store_true", help="check the change, write nothing")
+    a(
+        "--force-reason",
+        metavar="TEXT",
+        help="lower acl.format.version although an older reader would widen access or lose "
+        "bindings (aclstore downgrade-check shows which); the reason is kept in the log",
+    )
     parser.set_defaults(handler=configs)  # fmt: skip

@@ -346,6 +346,11 @@ def _admin_bodies() -> dict[str, Schema]:
                     "description": "name -> value; null resets to the default.",
                 },
                 "validateOnly": {"type": "boolean", "default": False},
+                "forceReason": {
+                    "type": "string",
+                    "description": "Force lowering acl.format.version although an older reader "
+                    "would lose bindings or widen access; recorded with the actor in the log.",
+                },
             },
             required=("configs",), closed=True,
         ),

@@ -362,13 +362,15 @@ def describe_configs_request(body: Any) -> tuple[str, ...]:
     return texts(data, "names", "")
 
 
-def alter_configs_request(body: Any) -> tuple[dict[str, str | None], bool]:
+def alter_configs_request(body: Any) -> tuple[dict[str, str | None], bool, str | None]:
     """``{"configs": {"super.users": "User:a;User:b", "x": null}, "validateOnly": true}``:
-    the changes and ``validateOnly``; null resets a setting to its default (KIP-133's delete).
+    the changes, ``validateOnly`` and ``forceReason``; null resets a setting to its default
+    (KIP-133's delete).  ``forceReason`` forces a format downgrade that would widen access or
+    lose bindings for an older reader, and is recorded in the log with the actor.
 
-    A pair, not a request class: what an alter-configs policy sees is
+    A tuple, not a request class: what an alter-configs policy sees is
     :class:`store.settings.AlterConfigsRequest`, the one type of that name."""
-    data = obj(body, "", frozenset({"configs", "validateOnly"}))
+    data = obj(body, "", frozenset({"configs", "validateOnly", "forceReason"}))
     configs = data.get("configs")
     if not isinstance(configs, dict) or not configs:
         raise BadRequestError(
@@ -377,6 +379,6 @@ def alter_configs_request(body: Any) -> tuple[dict[str, str | None], bool]:
     for key, value in configs.items():
         if value is not None and not isinstance(value, str):
             raise BadRequestError(f"configs.{key} must be a string or null, got {show(value)}")
-    return dict(configs), flag(data, "validateOnly", "")
+    return dict(configs), flag(data, "validateOnly", ""), optional_text(data, "forceReason", "")
 
 

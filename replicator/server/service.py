@@ -357,9 +357,13 @@ class SidecarService:
 
     def alter_configs(self, request: HttpRequest) -> Response:
         actor = self._admin_principal(request)
-        configs, validate_only = requests.alter_configs_request(request.json())
+        configs, validate_only, force_reason = requests.alter_configs_request(request.json())
         result = self.admin.alter_configs(
-            configs, actor=actor, host=request.address, validate_only=validate_only
+            configs,
+            actor=actor,
+            host=request.address,
+            validate_only=validate_only,
+            force_reason=force_reason,
         )
         return Response.json(answers.alter_configs_answer(result))
 

@@ -22,6 +22,7 @@ from store.acl import (
 from store.admin import AclAdmin
 from store.codec import AvroEventCodec, UndecodableRecordError, binding_key, decode_event
 from store.codec.avro_codec import schema_fingerprint
+from store.downgrade import UnsafeFormatDowngradeError
 from store.errors import ClusterAuthorizationError, InvalidConfigError, InvalidRequestError
 from store.events import AclCreated, AclDeleted, ConfigAltered
 from store.log import EmbeddedChangeLog
@@ -412,3 +413,58 @@ def test_format_gating(admin: AclAdmin, log: EmbeddedChangeLog) -> None:
     # A format-1 release reads everything written while format 1 was finalized.
     old = AvroEventCodec(writer_version=1, known_versions=[1])
     assert old.decode(written, reader_version=1) == decode_event(written)
+
+
+def test_a_downgrade_that_widens_access_is_refused_with_the_widened_access_unless_forced(
+    admin: AclAdmin, log: EmbeddedChangeLog
+) -> None:
+    """KIP-290's hole: everyone may read every topic, bob is denied ``secret-`` by a PREFIXED
+    DENY; a format-1 reader ignores the DENY, so lowering to 1 would let bob read them."""
+    everyone = acl(RT.TOPIC, "*", PT.LITERAL, "User:*", OP.READ)
+    deny_bob = acl(RT.TOPIC, "secret-", PT.PREFIXED, "User:bob", OP.READ, PERM.DENY)
+    assert all(r.ok for r in admin.create_acls([everyone, deny_bob], actor=ADMIN).results)
+    end = log.watermarks()[1]
+    with pytest.raises(UnsafeFormatDowngradeError) as refused:
+        admin.alter_configs({"acl.format.version": "1"}, actor=ADMIN)
+    message = refused.value.message
+    assert message.startswith("cannot lower acl.format.version to 1: a reader of format 1 ")
+    assert "ignores 1 live binding(s)" in message
+    assert "READ on TOPIC secret-* for User:bob (e.g. User:bob from " in message
+    with pytest.raises(UnsafeFormatDowngradeError):
+        admin.alter_configs({"acl.format.version": "1"}, actor=ADMIN, validate_only=True)
+    with pytest.raises(InvalidRequestError, match="needs a reason"):
+        admin.alter_configs({"acl.format.version": "1"}, actor=ADMIN, force_reason="  ")
+    with pytest.raises(InvalidConfigError, match=r"acl\.format\.version\.forced is read-only"):
+        admin.alter_configs({"acl.format.version.forced": "x"}, actor=ADMIN)
+    assert log.watermarks()[1] == end  # nothing written by the refusals
+    # a downgrade to 2 loses nothing: allowed without force, and no forced record
+    assert admin.alter_configs({"acl.format.version": "2"}, actor=ADMIN).changed == (
+        "acl.format.version",
+    )
+
+    forced = admin.alter_configs(
+        {"acl.format.version": "1"}, actor=ADMIN, force_reason="roll back broker 3 tonight"
+    )
+    assert forced.changed == ("acl.format.version.forced", "acl.format.version")
+    record, version = events_after(log, forced.offset - 2)
+    assert isinstance(record, ConfigAltered) and isinstance(version, ConfigAltered)
+    assert (record.name, record.actor, record.request_id) == (
+        "acl.format.version.forced", ADMIN, version.request_id
+    )
+    assert record.value == (
+        "lowered from 2 to 1 with 1 binding(s) an older reader ignores and 1 widened access "
+        "set(s): roll back broker 3 tonight"
+    )
+    assert (version.name, version.value) == ("acl.format.version", "1")
+    entries = {e.name: e for e in admin.describe_configs(actor=ADMIN).entries}
+    assert entries["acl.format.version"].value == "1"
+    assert entries["acl.format.version.forced"].is_read_only
+    assert entries["acl.format.version.forced"].value.endswith("roll back broker 3 tonight")
+
+
+def test_a_downgrade_without_lost_bindings_runs_no_refusal(admin: AclAdmin) -> None:
+    literal = acl(RT.TOPIC, "orders", PT.LITERAL, "User:u", OP.READ)
+    assert admin.create_acls([literal], actor=ADMIN).results[0].ok
+    assert admin.alter_configs({"acl.format.version": "1"}, actor=ADMIN).changed == (
+        "acl.format.version",
+    )

@@ -1,0 +1,89 @@
+"""Format downgrade gating: what lowering ``acl.format.version`` would do to access.
+
+Lowering the finalized format announces that readers of the older format may read the log.
+Such a reader ignores (or, by default, stops at) every binding whose event needs a newer
+format (:func:`store.events.binding_min_reader_version`, the write path's own rule), and a
+reader below format 3 sees no settings from the log at all.  KIP-290 names the hazard: an
+ignored PREFIXED DENY is a silent security hole.  :func:`downgrade_refusal` runs the exact
+access diff (:mod:`store.access_diff`) between what the store decides now and what such a
+reader would decide, and refuses the change when any binding would be lost, naming the
+access that would widen with a witness request.  Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from store.access_diff import AccessDiff, AclState, access_diff, older_reader_state
+from store.acl import AclBinding
+from store.errors import InvalidConfigError
+from store.settings import FORMAT_VERSION_CONFIG, StoreSettings, check_format_downgrade
+
+_SHOWN = 5
+
+
+class UnsafeFormatDowngradeError(InvalidConfigError):
+    """Lowering ``acl.format.version`` would let an older reader allow what is denied now."""
+
+
+@dataclass(frozen=True, slots=True)
+class DowngradeAnalysis:
+    """An older reader's view of the live state: the bindings it cannot read, and the diff."""
+
+    version: int
+    ignored: tuple[AclBinding, ...]
+    diff: AccessDiff
+
+
+def analyse_downgrade(
+    live: Iterable[AclBinding],
+    settings: StoreSettings,
+    version: int,
+    *,
+    local_super_users: Iterable[str] = (),
+) -> DowngradeAnalysis:
+    """What a reader of ``version`` with the ``ignore`` policy would decide differently.
+
+    ``local_super_users`` (a node's static ``super.users``) are the same for every reader, so
+    they count on both sides.
+    """
+    config = settings.authorizer_config()
+    state = AclState.of(live, config.super_users, config.allow_everyone_if_no_acl_found)
+    older, _ = older_reader_state(state, version)
+    local = frozenset(local_super_users)
+    now = AclState(state.bindings, state.super_users | local, state.allow_everyone_if_no_acl_found)
+    then = AclState(older.bindings, older.super_users | local, older.allow_everyone_if_no_acl_found)
+    ignored = tuple(sorted(state.bindings - older.bindings))
+    diff = AccessDiff(widened=(), narrowed=()) if now == then else access_diff(now, then)
+    return DowngradeAnalysis(version, ignored, diff)
+
+
+def downgrade_refusal(analysis: DowngradeAnalysis) -> InvalidConfigError | None:
+    """The error that refuses the downgrade, or None when an older reader loses nothing.
+
+    Widened access is named first (:class:`UnsafeFormatDowngradeError`); with none, a binding
+    an older reader cannot read is still refused (such a reader would stop at it, or narrow
+    access), with the store's existing message.
+    """
+    version, widened = analysis.version, analysis.diff.widened
+    if widened:
+        shown = "; ".join(
+            f"{row.operation.name} on {row.resource_type.name} {row.names} for "
+            f"{row.principal if row.principal != '*' else 'any principal'} "
+            f"(e.g. {row.witness.principal} from {row.witness.host} on "
+            f"{row.witness.resource_name!r})"
+            for row in widened[:_SHOWN]
+        )
+        more = f" and {len(widened) - _SHOWN} more" if len(widened) > _SHOWN else ""
+        return UnsafeFormatDowngradeError(
+            f"cannot lower {FORMAT_VERSION_CONFIG} to {version}: a reader of format {version} "
+            f"ignores {len(analysis.ignored)} live binding(s) and would allow what is denied "
+            f"now: {shown}{more}; delete or rewrite those bindings first, or force the "
+            "downgrade with a reason (aclstore downgrade-check shows the full diff)"
+        )
+    try:
+        check_format_downgrade(analysis.ignored, version)
+    except InvalidConfigError as exc:
+        return exc
+    return None
