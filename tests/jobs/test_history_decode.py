@@ -96,3 +96,10 @@ def test_the_workers_rows_equal_the_folds_events_and_stop_at_a_refused_record() 
     key_swapped = (config_key("super.users"), records[0][1], 601, 1)
     assert records[0][1] is not None and "is not the key" in next(decode_rows([key_swapped]))[15]
 
+
+def test_presence_merges_overlapping_spans_and_an_open_one_absorbs_the_rest() -> None:
+    from jobs.history.queries import presence_of
+
+    assert presence_of([(5, 9), (1, 3), (2, 4), (12, 14)]) == [(1, 4), (5, 9), (12, 14)]
+    assert presence_of([(5, 9), (8, None), (20, 30), (1, 2)]) == [(1, 2), (5, None)]
+    assert presence_of([]) == []
