@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from store.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
@@ -92,6 +92,18 @@ class DeleteAclsResult:
 
 
 @dataclass(frozen=True, slots=True)
+class AlterAclsResult:
+    """What one combined write did: the deletions, the creations and the settings changed,
+    all appended as one batch ending at ``offset``; ``records_written`` counts the events."""
+
+    deleted: tuple[AclDeletionResult, ...]
+    created: tuple[AclCreationResult, ...]
+    configs_changed: tuple[str, ...]
+    offset: int
+    records_written: int
+
+
+@dataclass(frozen=True, slots=True)
 class DescribeAclsResult:
     bindings: tuple[AclBinding, ...]
     offset: int
@@ -118,6 +130,16 @@ def _remaining(deadline: float) -> float:
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+class _Without:
+    """The live bindings less those a request deletes (what its creates are checked against)."""
+
+    def __init__(self, live: Container[AclBinding], removed: set[AclBinding]) -> None:
+        self.live, self.removed = live, removed
+
+    def __contains__(self, binding: object) -> bool:
+        return binding not in self.removed and binding in self.live
 
 
 class AclAdmin:
@@ -259,23 +281,8 @@ class AclAdmin:
             deadline = self._deadline(timeout)
             self._sync(deadline)
             principal = self._require(actor, host, AclOperation.ALTER, "create ACLs")
-            plan = plan_create_acls(self.state.index, bindings, layer=self.validation_layer)
-            finalized = self.state.settings.format_version
             request_id, now = uuid.uuid4().hex, self.clock()
-            events: list[AclCreated] = []
-            refused: dict[AclBinding, StoreError] = {}
-            for binding in plan.new_bindings:
-                event = AclCreated(
-                    binding=binding, actor=principal, request_id=request_id, time_ms=now
-                )
-                if event.min_reader_version <= finalized:
-                    events.append(event)
-                else:  # format gating: an old reader must never meet it unannounced
-                    refused[binding] = format_gate_refusal(binding, finalized)
-            errors: list[StoreError | None] = [
-                refused.get(b) if error is None else error
-                for b, error in zip(bindings, plan.results, strict=True)
-            ]
+            events, errors = self._creations(self.state.index, bindings, principal, request_id, now)
             offsets = self._append(events, deadline) if events else []
             return CreateAclsResult(
                 results=tuple(
@@ -284,6 +291,56 @@ class AclAdmin:
                 offset=offsets[-1] if offsets else self.state.offset,
                 records_written=len(events),
             )
+
+    def _creations(
+        self,
+        existing: Container[AclBinding],
+        bindings: Sequence[AclBinding],
+        principal: str,
+        request_id: str,
+        now: int,
+    ) -> tuple[list[AclCreated], list[StoreError | None]]:
+        """The events that create the new ones of ``bindings`` (validated, format-gated), and
+        one error or None per binding, in order."""
+        plan = plan_create_acls(existing, bindings, layer=self.validation_layer)
+        finalized = self.state.settings.format_version
+        events: list[AclCreated] = []
+        refused: dict[AclBinding, StoreError] = {}
+        for binding in plan.new_bindings:
+            event = AclCreated(binding=binding, actor=principal, request_id=request_id, time_ms=now)
+            if event.min_reader_version <= finalized:
+                events.append(event)
+            else:  # format gating: an old reader must never meet it unannounced
+                refused[binding] = format_gate_refusal(binding, finalized)
+        errors: list[StoreError | None] = [
+            refused.get(b) if error is None else error
+            for b, error in zip(bindings, plan.results, strict=True)
+        ]
+        return events, errors
+
+    def _deletions(
+        self, filters: Sequence[AclBindingFilter], principal: str, request_id: str, now: int
+    ) -> tuple[list[ChangeEvent | tuple[bytes, None]], list[AclDeletionResult], set[AclBinding]]:
+        """Each filter matched against the state before the request: the ``AclDeleted`` and
+        tombstone of each binding removed, one result per filter, the bindings removed."""
+        results: list[AclDeletionResult] = []
+        removed: dict[AclBinding, None] = {}
+        for acl_filter in filters:
+            try:
+                validate_filter(acl_filter)
+            except StoreError as exc:
+                results.append(AclDeletionResult(acl_filter, error=exc))
+                continue
+            matched = self.state.index.acls(acl_filter)
+            removed.update(dict.fromkeys(matched))
+            results.append(AclDeletionResult(acl_filter, deleted=tuple(matched)))
+        events: list[ChangeEvent | tuple[bytes, None]] = []
+        for binding in removed:
+            events.append(
+                AclDeleted(binding=binding, actor=principal, request_id=request_id, time_ms=now)
+            )
+            events.append((binding_key(binding), None))
+        return events, results, set(removed)
 
     def delete_acls(
         self,
@@ -298,29 +355,63 @@ class AclAdmin:
             deadline = self._deadline(timeout)
             self._sync(deadline)
             principal = self._require(actor, host, AclOperation.ALTER, "delete ACLs")
-            results: list[AclDeletionResult] = []
-            removed: dict[AclBinding, None] = {}
-            for acl_filter in filters:
-                try:
-                    validate_filter(acl_filter)
-                except StoreError as exc:
-                    results.append(AclDeletionResult(acl_filter, error=exc))
-                    continue
-                matched = self.state.index.acls(acl_filter)
-                removed.update(dict.fromkeys(matched))
-                results.append(AclDeletionResult(acl_filter, deleted=tuple(matched)))
             request_id, now = uuid.uuid4().hex, self.clock()
-            events: list[ChangeEvent | tuple[bytes, None]] = []
-            for binding in removed:
-                events.append(
-                    AclDeleted(binding=binding, actor=principal, request_id=request_id, time_ms=now)
-                )
-                events.append((binding_key(binding), None))
+            events, results, removed = self._deletions(filters, principal, request_id, now)
             offsets = self._append(events, deadline) if events else []
             return DeleteAclsResult(
                 results=tuple(results),
                 offset=offsets[-1] if offsets else self.state.offset,
                 records_written=len(removed),
+            )
+
+    def alter_acls(
+        self,
+        *,
+        deletes: Sequence[AclBindingFilter] = (),
+        creates: Sequence[AclBinding] = (),
+        configs: Mapping[str, str | None] | None = None,
+        actor: KafkaPrincipal | str,
+        host: str = LOCAL_HOST,
+        timeout: float | None = None,
+    ) -> AlterAclsResult:
+        """DeleteAcls, CreateAcls and AlterConfigs in one request, appended as ONE batch (one
+        request id, one offset), so no reader ever sees the state halfway (a restore).
+
+        Deletes are matched against the state before the request; creates are checked against
+        that state without the bindings this request deletes (a binding both deleted and
+        created is written again after its delete); configs are checked as by
+        :meth:`alter_configs`.  A refused filter or binding is reported in its result and the
+        rest is written; a refused config refuses the whole request before anything is written.
+        Needs ALTER on CLUSTER, and ALTER_CONFIGS on CLUSTER when ``configs`` is given.
+        """
+        with self._lock:
+            deadline = self._deadline(timeout)
+            self._sync(deadline)
+            principal = self._require(actor, host, AclOperation.ALTER, "create and delete ACLs")
+            changed: list[str] = []
+            if configs:
+                self._require(actor, host, AclOperation.ALTER_CONFIGS, "alter configs")
+                self._check_configs(configs, principal)
+                changed = [n for n, v in configs.items() if self.state.configs.get(n) != v]
+            request_id, now = uuid.uuid4().hex, self.clock()
+            deletions, deleted, removed = self._deletions(deletes, principal, request_id, now)
+            remaining = _Without(self.state.index, removed)
+            creations, errors = self._creations(remaining, creates, principal, request_id, now)
+            asked = configs or {}
+            settings = [
+                ConfigAltered(
+                    name=n, value=asked[n], actor=principal, request_id=request_id, time_ms=now
+                )
+                for n in changed
+            ]
+            events: list[ChangeEvent | tuple[bytes, None]] = [*deletions, *creations, *settings]
+            offsets = self._append(events, deadline) if events else []
+            return AlterAclsResult(
+                deleted=tuple(deleted),
+                created=tuple(AclCreationResult(b, e) for b, e in zip(creates, errors, strict=True)),
+                configs_changed=tuple(changed),
+                offset=offsets[-1] if offsets else self.state.offset,
+                records_written=len(removed) + len(creations) + len(settings),
             )
 
     def describe_acls(
@@ -340,6 +431,30 @@ class AclAdmin:
             return DescribeAclsResult(tuple(self.state.index.acls(acl_filter)), self.state.offset)
 
     # --- configs ----------------------------------------------------------------------------
+
+    def _check_configs(
+        self,
+        configs: Mapping[str, str | None],
+        principal: str,
+        force_reason: str | None = None,
+    ) -> str | None:
+        """Each key and value, a format downgrade (:meth:`_check_downgrade`), then the policy;
+        raises on the first refusal.  Returns the forced-downgrade record to write, or None."""
+        for name, value in configs.items():
+            check_alterable(name)
+            check_config(name, value)
+        if force_reason is not None and not force_reason.strip():
+            raise InvalidRequestError(
+                "a forced format downgrade needs a reason: say why (it is kept in the log)"
+            )
+        forced = self._check_downgrade(configs.get(FORMAT_VERSION_CONFIG), force_reason)
+        if self.policy is not None:
+            self.policy.validate(
+                AlterConfigsRequest(
+                    configs=dict(configs), actor=principal, current=dict(self.state.configs)
+                )
+            )
+        return forced
 
     def describe_configs(
         self,
@@ -388,20 +503,7 @@ class AclAdmin:
             principal = self._require(actor, host, AclOperation.ALTER_CONFIGS, "alter configs")
             if not configs:
                 raise InvalidRequestError("alter_configs needs at least one setting")
-            for name, value in configs.items():
-                check_alterable(name)
-                check_config(name, value)
-            if force_reason is not None and not force_reason.strip():
-                raise InvalidRequestError(
-                    "a forced format downgrade needs a reason: say why (it is kept in the log)"
-                )
-            forced = self._check_downgrade(configs.get(FORMAT_VERSION_CONFIG), force_reason)
-            if self.policy is not None:
-                self.policy.validate(
-                    AlterConfigsRequest(
-                        configs=dict(configs), actor=principal, current=dict(self.state.configs)
-                    )
-                )
+            forced = self._check_configs(configs, principal, force_reason)
             changed = [n for n, v in configs.items() if self.state.configs.get(n) != v]
             if validate_only or not changed:
                 return AlterConfigsResult((), self.state.offset, validate_only)

@@ -38,7 +38,8 @@ class FastAclChange(NamedTuple):
     """A plain ACL event, read: created or deleted, its seven fields, its expected log key.
 
     The enum fields are Kafka's int8 codes; ``key`` is the log key the event must be stored
-    under (:func:`store.codec.binding_key`), for the caller to compare with the record's.
+    under (:func:`store.codec.binding_key`), for the caller to compare with the record's;
+    ``actor`` and ``request_id`` are the event's own (the history archive keeps them).
     """
 
     created: bool
@@ -50,6 +51,8 @@ class FastAclChange(NamedTuple):
     operation: int
     permission_type: int
     key: bytes
+    actor: str
+    request_id: str
 
 
 class FastAclDecoder:
@@ -90,7 +93,8 @@ class FastAclDecoder:
         name, principal, host = record.get("name"), record.get("principal"), record.get("host")
         if type(name) is not str or type(principal) is not str or type(host) is not str:
             return None
-        if type(record.get("actor")) is not str or type(record.get("requestId")) is not str:
+        actor, request_id = record.get("actor"), record.get("requestId")
+        if type(actor) is not str or type(request_id) is not str:
             return None
         names = (
             record.get("resourceType"),
@@ -114,7 +118,7 @@ class FastAclDecoder:
             (names[0], name, names[1], principal, host, names[2], names[3])  # type: ignore[arg-type]
         )
         return FastAclChange(
-            event_type == ACL_CREATED, rt, name, pt, principal, host, op, perm, key
+            event_type == ACL_CREATED, rt, name, pt, principal, host, op, perm, key, actor, request_id
         )
 
     @staticmethod

@@ -67,8 +67,9 @@ class EventsAnswer:
     events: tuple[HistoryEvent, ...]
     offset: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {"events": [e.to_json() for e in self.events], "offset": self.offset}
+    def to_json(self) -> list[dict[str, Any]]:
+        """Issue 10's plain list of events (the offset it reflects is not part of it)."""
+        return [e.to_json() for e in self.events]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,12 +209,15 @@ class DiffAnswer:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RestorePlan:
-    """The deletes and creates that bring the live set at ``offset`` back to ``at_offset``."""
+    """The deletes, creates and settings that bring the state at ``offset`` back to
+    ``at_offset``; ``settings`` are ``(name, value then)`` of the authorizer's settings that
+    differ (None: back to the default)."""
 
     at_offset: int
     offset: int
     creates: tuple[AclBinding, ...]
     deletes: tuple[AclBinding, ...]
+    settings: tuple[tuple[str, str | None], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -221,4 +225,5 @@ class RestorePlan:
             "offset": self.offset,
             "deletes": [binding_json(b) for b in sorted(self.deletes)],
             "creates": [binding_json(b) for b in sorted(self.creates)],
+            "settings": dict(self.settings),
         }

@@ -1,8 +1,10 @@
 """The archive job: the change log, streamed into the history and validity Delta tables.
 
 One Structured Streaming query reads the log (Spark's Kafka source for a cluster's topic,
-:mod:`jobs.history.sqlite_source` for the embedded log) and, per micro-batch, appends the
-batch's events to ``events`` and merges the intervals they open and close into ``validity``.
+:mod:`jobs.history.sqlite_source` for the embedded log) and, per micro-batch, decodes the
+records on the workers (:mod:`jobs.history.worker`), appends the events to ``events`` and
+merges the intervals they open and close (:mod:`jobs.history.intervals`) into ``validity``;
+nothing of the batch passes through the driver.
 
 Exactly once: the query's checkpoint fixes each batch's offsets, and both Delta writes carry
 Delta's idempotent-write pair (``txnAppId`` = this archive's id, ``txnVersion`` = the batch
@@ -20,19 +22,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from jobs.history.answers import HistoryEvent
-from jobs.history.decode import Validity, fold_validity, history_event, identity
+from jobs.history.decode import history_event
 from jobs.history.errors import ArchiveStoppedError
+from jobs.history.intervals import changed_intervals
 from jobs.history.tables import (
     EVENTS_PARTITIONING,
     EVENTS_SCHEMA,
     VALIDITY_PARTITIONING,
     VALIDITY_SCHEMA,
-    event_row,
     events_path,
-    validity_of_row,
     validity_path,
-    validity_row,
 )
+from jobs.history.worker import DECODED_SCHEMA, decode_partition, stop_message
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
 
@@ -90,6 +91,8 @@ class LogSource:
             .option("assign", f'{{"{self.topic}":[0]}}')
             .option("startingOffsets", "earliest")
             .option("maxOffsetsPerTrigger", str(max_records_per_batch))
+            # One topic partition would be one task: split it so every core decodes.
+            .option("minPartitions", str(spark.sparkContext.defaultParallelism))
             .load()
             .selectExpr("key", "value", "offset", "unix_millis(timestamp) AS timestampMs")
         )
@@ -121,47 +124,57 @@ def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppe
         try:
             event = history_event(key, value, offset, timestamp_ms)
         except RecordDecodeError as exc:
-            return events, ArchiveStoppedError(
-                f"the archive stopped at offset {offset}: {exc}; everything before it is "
-                "archived. Fix or skip that record in the log, then run the archive again",
-                offset=offset,
-            )
+            return events, ArchiveStoppedError(stop_message(offset, exc), offset=offset)
         if event is not None:
             events.append(event)
     return events, None
 
 
-def write_batch(spark: Any, location: str, events: Sequence[HistoryEvent], batch_id: int) -> None:
-    """Append ``events`` and merge their intervals, each at most once per ``batch_id``."""
-    if not events:
-        return
+def write_batch(spark: Any, location: str, events: Any, batch_id: int) -> None:
+    """Append the ``events`` DataFrame (events-table rows) and merge the intervals they open
+    and close into ``validity``, each table at most once per ``batch_id``."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as f
 
     app_id = archive_id(location)
-    (spark.createDataFrame([event_row(e) for e in events], EVENTS_SCHEMA).write.format("delta")
-     .mode("append").option("txnAppId", app_id).option("txnVersion", batch_id)
-     .save(events_path(location)))  # fmt: skip
-
+    (events.write.format("delta").mode("append").option("txnAppId", app_id)
+     .option("txnVersion", batch_id).save(events_path(location)))  # fmt: skip
     validity = DeltaTable.forPath(spark, validity_path(location))
-    ids = spark.createDataFrame([(i,) for i in sorted({identity(e) for e in events})], "id STRING")
-    open_rows = validity.toDF().filter(f.col("toOffset").isNull()).join(ids, "id", "left_semi")
-    open_now: dict[str, Validity] = {}
-    for row in open_rows.collect():
-        interval = validity_of_row(row)
-        open_now[interval.id] = interval
-    changed, _ = fold_validity(events, open_now)
-    if not changed:
-        return
-    source = spark.createDataFrame([validity_row(v) for v in changed], VALIDITY_SCHEMA)
+    source = changed_intervals(events, validity.toDF().filter(f.col("toOffset").isNull()))
     spark.conf.set(_TXN_APP_ID, app_id)
     spark.conf.set(_TXN_VERSION, str(batch_id))
     try:
-        (validity.alias("t").merge(source.alias("s"), "t.id = s.id AND t.fromOffset = s.fromOffset")
-         .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())  # fmt: skip
+        # Only open intervals can match (an interval is closed once): the null toOffset lets
+        # Delta skip the files that hold closed intervals only.
+        (validity.alias("t").merge(
+            source.alias("s"), "t.toOffset IS NULL AND t.id = s.id AND t.fromOffset = s.fromOffset"
+         ).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())  # fmt: skip
     finally:
         spark.conf.unset(_TXN_APP_ID)
         spark.conf.unset(_TXN_VERSION)
+
+
+def archive_batch(spark: Any, location: str, batch: Any, batch_id: int) -> None:
+    """Decode one micro-batch on the workers and write it; raise ArchiveStoppedError (after
+    writing what precedes it) when the batch holds a record the fold refuses."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as f
+
+    records = batch.select("key", "value", "offset", "timestampMs").rdd
+    decoded = spark.createDataFrame(
+        records.mapPartitions(decode_partition), DECODED_SCHEMA, verifySchema=False
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        refused = decoded.filter(f.col("error").isNotNull()).orderBy("offset").limit(1).collect()
+        events = decoded.filter(f.col("error").isNull()).drop("error")
+        if refused:
+            events = events.filter(f.col("offset") < refused[0]["offset"])
+        write_batch(spark, location, events, batch_id)
+    finally:
+        decoded.unpersist()
+    if refused:
+        offset = int(refused[0]["offset"])
+        raise ArchiveStoppedError(str(refused[0]["error"]), offset=offset)
 
 
 def run_archive(
@@ -179,12 +192,11 @@ def run_archive(
     stopped: list[ArchiveStoppedError] = []
 
     def each_batch(batch: Any, batch_id: int) -> None:
-        rows = batch.select("key", "value", "offset", "timestampMs").orderBy("offset").collect()
-        events, error = decode_batch([tuple(r) for r in rows])
-        write_batch(spark, location, events, batch_id)
-        if error is not None:
+        try:
+            archive_batch(spark, location, batch, batch_id)
+        except ArchiveStoppedError as error:
             stopped.append(error)
-            raise error
+            raise
 
     writer = (
         source.stream(spark, max_records_per_batch)

@@ -34,13 +34,29 @@ from jobs.history.archive import LogSource, decode_batch
 from jobs.history.decode import Validity, fold_validity
 from jobs.history.errors import BeforeHistoryError, NoHistoryError
 from jobs.history.tables import event_of_row, events_path, validity_of_row, validity_path
-from store.acl import WILDCARD_RESOURCE, AclBinding, AclOperation, PatternType, ResourceType
-from store.authorizer import Action, Decision, InMemoryAclIndex, authorize
+from store.acl import (
+    WILDCARD_RESOURCE,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
+from store.authorizer import (
+    ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG,
+    Action,
+    Decision,
+    InMemoryAclIndex,
+    authorize,
+)
 from store.log.base import LogUnavailableError
-from store.principal import KafkaPrincipal
+from store.principal import SUPER_USERS_CONFIG, KafkaPrincipal
 from store.settings import StoreSettings
 
 _TAIL_BATCH: Final = 10_000
+RESTORED_SETTINGS: Final = (SUPER_USERS_CONFIG, ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG)
+"""The settings a restore sets back: those that decide access.  ``acl.format.version`` is
+not among them (lowering it is refused while newer bindings live, and is an upgrade step)."""
 
 
 # --- what the archive and the log hold -------------------------------------------------------
@@ -115,21 +131,23 @@ def load_intervals(
     where: Any | None = None,
     relevant: Callable[[Validity], bool] = lambda _: True,
 ) -> Loaded:
-    """The validity intervals ``where`` selects (it must keep every open interval it may
-    need), brought up to the log's end with the tail, then narrowed to ``relevant`` ones."""
-    from pyspark.sql import functions as f
+    """The validity intervals ``where`` selects, brought up to the log's end with the tail,
+    narrowed to ``relevant`` ones.
 
+    ``where`` must keep every open interval ``relevant`` keeps (a tail event may close it);
+    tail events about other bindings and settings are not folded at all.
+    """
     end = archived_end(spark, location)
     found: dict[tuple[str, int], Validity] = {}
     table = _table(spark, validity_path(location))
     if table is not None:
-        selected = table if where is None else table.filter(where | f.col("toOffset").isNull())
+        selected = table if where is None else table.filter(where)
         for row in selected.collect():
             interval = validity_of_row(row)
             found[(interval.id, interval.from_offset)] = interval
     tail, offset = read_tail(source, end)
     still_open = {v.id: v for v in found.values() if v.closed is None}
-    changed, _ = fold_validity(tail, still_open)
+    changed, _ = fold_validity((e for e in tail if relevant(Validity(id="", opened=e))), still_open)
     for interval in changed:
         found[(interval.id, interval.from_offset)] = interval
     chosen = tuple(v for v in found.values() if relevant(v))
@@ -244,6 +262,14 @@ def live_filter(offset: int) -> Any:
     return (f.col("fromOffset") <= offset) & (f.col("toOffset").isNull() | (f.col("toOffset") > offset))
 
 
+def _live_or_open(offset: int | None) -> Any:
+    """The rows live at ``offset``; with no offset (now), the rows still open, which the
+    tail then brings to the log's end."""
+    from pyspark.sql import functions as f
+
+    return f.col("toOffset").isNull() if offset is None else live_filter(offset)
+
+
 # --- pure: the state at an offset and its changes --------------------------------------------
 
 
@@ -261,23 +287,28 @@ def state_at(intervals: Iterable[Validity], offset: int) -> tuple[set[AclBinding
     return bindings, settings
 
 
-def _time_at(intervals: Iterable[Validity], tail: Iterable[HistoryEvent], offset: int) -> int | None:
-    best: tuple[int, int] | None = None
-    for event in _events_of(intervals, tail):
-        if event.offset <= offset and (best is None or event.offset > best[0]):
-            best = (event.offset, event.time_ms)
-    return None if best is None else best[1]
+def time_at(spark: Any, location: str, tail: Sequence[HistoryEvent], offset: int) -> int | None:
+    """The log time of the last change at or before ``offset`` (None before the first).
 
+    Reads the tail, else the archive's few rows just below ``offset`` (Delta skips the files
+    whose offsets lie elsewhere), else, for a long quiet stretch, all rows below it.
+    """
+    from pyspark.sql import functions as f
 
-def _events_of(intervals: Iterable[Validity], tail: Iterable[HistoryEvent] = ()) -> list[HistoryEvent]:
-    by_offset: dict[int, HistoryEvent] = {}
-    for interval in intervals:
-        by_offset[interval.opened.offset] = interval.opened
-        if interval.closed is not None:
-            by_offset[interval.closed.offset] = interval.closed
-    for event in tail:
-        by_offset[event.offset] = event
-    return [by_offset[o] for o in sorted(by_offset)]
+    in_tail = [e for e in tail if e.offset <= offset]
+    if in_tail:
+        return max(in_tail, key=lambda e: e.offset).time_ms
+    table = _table(spark, events_path(location))
+    if table is None:
+        return None
+    for lowest in (offset - 10_000, None):
+        rows = table.filter(f.col("offset") <= offset)
+        if lowest is not None:
+            rows = rows.filter(f.col("offset") >= lowest)
+        found = rows.orderBy(f.col("offset").desc()).select("timeMs").limit(1).collect()
+        if found:
+            return int(found[0][0])
+    return None
 
 
 def decide(
@@ -343,34 +374,54 @@ def _unused_principal(taken: set[str]) -> str:
     return candidate
 
 
+Presence = tuple[HistoryEvent, HistoryEvent | None]
+"""A stretch in which some binding that cannot match the requester applies to the resource:
+the event that began it and the one that ended it (None while it lasts)."""
+
+
 def access_intervals(
     intervals: Sequence[Validity],
     *,
     principal: str,
     host: str,
     action: Action,
+    presence: Sequence[Presence] = (),
 ) -> list[Interval]:
     """Every interval in which ``principal`` from ``host`` was allowed ``action``.
 
     The decision is taken after each change point (each offset where an interval opens or
     closes); an interval starts at the event that turned it ALLOWED and ends at the one that
-    turned it back.
+    turned it back.  ``presence`` stands for bindings left out of ``intervals`` because they
+    cannot match the requester (:func:`requester_matches`): they only decide whether any
+    ACL applies to the resource (``allow.everyone.if.no.acl.found``), which a stand-in
+    binding of an unused principal decides the same way.
     """
     index = InMemoryAclIndex()
     settings: dict[str, str] = {}
-    changes: dict[int, list[tuple[bool, Validity]]] = {}
+    changes: dict[int, list[tuple[bool, HistoryEvent, Validity | AclBinding]]] = {}
     for interval in intervals:
-        changes.setdefault(interval.from_offset, []).append((True, interval))
-        if interval.to_offset is not None:
-            changes.setdefault(interval.to_offset, []).append((False, interval))
+        changes.setdefault(interval.from_offset, []).append((True, interval.opened, interval))
+        if interval.closed is not None:
+            changes.setdefault(interval.closed.offset, []).append((False, interval.closed, interval))
+    stand_in = AclBinding.of(
+        action.resource_type, action.name, PatternType.LITERAL, _unused_principal({principal}),
+        "*", AclOperation.READ, AclPermissionType.ALLOW,
+    )  # fmt: skip
+    for began, ended in presence:
+        changes.setdefault(began.offset, []).append((True, began, stand_in))
+        if ended is not None:
+            changes.setdefault(ended.offset, []).append((False, ended, stand_in))
     found: list[Interval] = []
     opened: HistoryEvent | None = None
     for offset in sorted(changes):
         event: HistoryEvent | None = None
         # Closings first: a setting's new value opens at the offset that closes the old one.
-        for starts, interval in sorted(changes[offset], key=lambda c: c[0]):
-            event = interval.opened if starts else interval.closed
-            _apply(index, settings, interval, starts)
+        for starts, by, what in sorted(changes[offset], key=lambda c: c[0]):
+            event = by
+            if isinstance(what, AclBinding):
+                (index.add if starts else index.remove)(what)
+            else:
+                _apply(index, settings, what, starts)
         config = StoreSettings(settings).authorizer_config()
         allowed = authorize(index, config, principal, host, [action])[0].allowed
         assert event is not None
@@ -382,6 +433,27 @@ def access_intervals(
     if opened is not None:
         found.append(_interval(opened, None))
     return found
+
+
+def requester_matches(principal: str, host: str) -> Callable[[AclBinding], bool]:
+    """Whether a binding's principal and host can match this requester (Kafka compares the
+    principal's text, or ``User:*``, and the host, or ``*``)."""
+    principals = {str(KafkaPrincipal.parse(principal)), EVERY_PRINCIPAL}
+    hosts = {host, "*"}
+    return lambda b: b.principal in principals and b.host in hosts
+
+
+def presence_of(spans: Iterable[tuple[int, int | None]]) -> list[tuple[int, int | None]]:
+    """The stretches ``[from, to)`` covered by at least one of ``spans`` (None: still open)."""
+    merged: list[tuple[int, int | None]] = []
+    for start, end in sorted(spans):
+        if merged:
+            last_start, last_end = merged[-1]
+            if last_end is None or start <= last_end:
+                merged[-1] = (last_start, None if last_end is None or end is None else max(last_end, end))
+                continue
+        merged.append((start, end))
+    return merged
 
 
 def _apply(index: InMemoryAclIndex, settings: dict[str, str], interval: Validity, starts: bool) -> None:
@@ -430,12 +502,12 @@ def snapshot(
 ) -> Snapshot:
     """The live bindings and settings at ``offset``, at time ``at_ms``, or now."""
     at = _resolve(spark, location, source, at_ms, offset)
-    loaded = load_intervals(spark, location, source, where=None if at is None else live_filter(at))
+    loaded = load_intervals(spark, location, source, where=_live_or_open(at))
     at = loaded.offset if at is None else at
     bindings, settings = state_at(loaded.intervals, at)
     return Snapshot(
         offset=at,
-        time_ms=_time_at(loaded.intervals, loaded.tail, at),
+        time_ms=time_at(spark, location, loaded.tail, at),
         bindings=tuple(sorted(bindings)),
         settings=settings,
     )
@@ -457,14 +529,14 @@ def who(
     at = _resolve(spark, location, source, at_ms, offset)
     loaded = load_intervals(
         spark, location, source,
-        where=resource_filter(resource_type, resource_name),
+        where=resource_filter(resource_type, resource_name) & _live_or_open(at),
         relevant=applies_to(resource_type, resource_name),
     )  # fmt: skip
     at = loaded.offset if at is None else at
     bindings, settings = state_at(loaded.intervals, at)
     return who_at(
         bindings, settings, resource_type=resource_type, resource_name=resource_name,
-        operation=operation, host=host, offset=at, time_ms=_time_at(loaded.intervals, loaded.tail, at),
+        operation=operation, host=host, offset=at, time_ms=time_at(spark, location, loaded.tail, at),
     )  # fmt: skip
 
 
@@ -482,17 +554,78 @@ def when(
     to_ms: int | None = None,
 ) -> WhenAnswer:
     """The intervals in which ``principal`` could do ``operation`` on the resource from
-    ``host``, overlapping ``[from_ms, to_ms]``, with the events that opened and closed them."""
-    loaded = load_intervals(
-        spark, location, source,
-        where=resource_filter(resource_type, resource_name),
-        relevant=applies_to(resource_type, resource_name),
+    ``host``, overlapping ``[from_ms, to_ms]``, with the events that opened and closed them.
+
+    Reads the rows that apply to the resource; of those whose principal or host cannot match
+    the requester, only ``fromOffset, toOffset`` (Arrow), merged into the stretches in which
+    any ACL applies (:func:`presence_of`), and the few rows where such a stretch begins or
+    ends.  The decision rules then run at the change points of the requester's own bindings,
+    the settings and those stretches only.
+    """
+    text = str(principal)
+    action = Action(operation, resource_type, resource_name)
+    own = requester_matches(text, host)
+    relevant = applies_to(resource_type, resource_name)
+    end = archived_end(spark, location)
+    tail, offset = read_tail(source, end)
+    tail = [e for e in tail if relevant(Validity(id="", opened=e))]
+    table = _table(spark, validity_path(location))
+    mine: list[Validity] = []
+    others_open: list[Validity] = []
+    closed_spans: list[tuple[int, int | None]] = []
+    boundary_rows: Any = None
+    if table is not None:
+        from pyspark.sql import functions as f
+
+        candidates = table.filter(resource_filter(resource_type, resource_name))
+        matching = (f.col("kind") == "setting") | (
+            f.col("principal").isin(str(KafkaPrincipal.parse(text)), EVERY_PRINCIPAL)
+            & f.col("host").isin(host, "*")
+        )
+        mine = [validity_of_row(r) for r in candidates.filter(matching).collect()]
+        others = candidates.filter(~matching)
+        others_open = [validity_of_row(r) for r in others.filter(f.col("toOffset").isNull()).collect()]
+        spans = others.filter(f.col("toOffset").isNotNull()).select("fromOffset", "toOffset").toArrow()
+        closed_spans = list(zip(spans.column(0).to_pylist(), spans.column(1).to_pylist(), strict=True))
+        boundary_rows = others
+    changed, _ = fold_validity(tail, {v.id: v for v in [*mine, *others_open] if v.closed is None})
+    by_key = {(v.id, v.from_offset): v for v in [*mine, *others_open]}
+    by_key.update({(v.id, v.from_offset): v for v in changed})
+    mine = [v for v in by_key.values() if v.binding is None or own(v.binding)]
+    python_others = [v for v in by_key.values() if v.binding is not None and not own(v.binding)]
+    stretches = presence_of([*closed_spans, *((v.from_offset, v.to_offset) for v in python_others)])
+    events_at = _events_at(
+        boundary_rows, python_others,
+        {s for s, _ in stretches}, {e for _, e in stretches if e is not None},
     )  # fmt: skip
-    found = access_intervals(
-        loaded.intervals, principal=str(principal), host=host,
-        action=Action(operation, resource_type, resource_name),
-    )  # fmt: skip
-    return WhenAnswer(intervals=tuple(i for i in found if overlaps(i, from_ms, to_ms)), offset=loaded.offset)
+    presence = [(events_at[s], None if e is None else events_at[e]) for s, e in stretches]
+    found = access_intervals(mine, principal=text, host=host, action=action, presence=presence)
+    return WhenAnswer(intervals=tuple(i for i in found if overlaps(i, from_ms, to_ms)), offset=offset)
+
+
+def _events_at(
+    rows: Any, intervals: Iterable[Validity], starts: set[int], ends: set[int]
+) -> dict[int, HistoryEvent]:
+    """The events that open an interval at one of ``starts`` or close one at ``ends``, from
+    ``intervals`` and, for the offsets they lack, the validity ``rows``."""
+    found: dict[int, HistoryEvent] = {}
+    for interval in intervals:
+        if interval.from_offset in starts:
+            found[interval.from_offset] = interval.opened
+        if interval.closed is not None and interval.closed.offset in ends:
+            found[interval.closed.offset] = interval.closed
+    missing_starts, missing_ends = sorted(starts - set(found)), sorted(ends - set(found))
+    if rows is not None and (missing_starts or missing_ends):
+        from pyspark.sql import functions as f
+
+        wanted = f.col("fromOffset").isin(missing_starts) | f.col("toOffset").isin(missing_ends)
+        for row in rows.filter(wanted).collect():
+            interval = validity_of_row(row)
+            if interval.from_offset in starts:
+                found[interval.from_offset] = interval.opened
+            if interval.closed is not None and interval.closed.offset in ends:
+                found[interval.closed.offset] = interval.closed
+    return found
 
 
 def diff(
@@ -540,13 +673,18 @@ def restore(
     if at is None:
         raise NoHistoryError("restore needs a point to go back to: give a time or an offset")
     loaded = load_intervals(spark, location, source)
-    then, _ = state_at(loaded.intervals, at)
-    now, _ = state_at(loaded.intervals, loaded.offset)
+    then, settings_then = state_at(loaded.intervals, at)
+    now, settings_now = state_at(loaded.intervals, loaded.offset)
     return RestorePlan(
         at_offset=at,
         offset=loaded.offset,
         creates=tuple(sorted(then - now)),
         deletes=tuple(sorted(now - then)),
+        settings=tuple(
+            (name, settings_then.get(name))
+            for name in RESTORED_SETTINGS
+            if settings_then.get(name) != settings_now.get(name)
+        ),
     )
 
 

@@ -273,8 +273,13 @@ RESTORE_HEADER: Final = ("action", *BINDING_COLUMNS)
 
 
 def restore_grid(plan: RestoreView) -> Grid:
+    """One row per delete and create, then one per setting set back (``set``: its name in
+    the resourceName column, its value, or ``(default)``, in the principal column)."""
+    settings: Sequence[tuple[str, str | None]] = getattr(plan, "settings", ())
+    blank = ("",) * (len(BINDING_COLUMNS) - 4)
     return grid(
         RESTORE_HEADER,
         [("delete", *binding_cells(b)) for b in sorted(plan.deletes)]
-        + [("create", *binding_cells(b)) for b in sorted(plan.creates)],
+        + [("create", *binding_cells(b)) for b in sorted(plan.creates)]
+        + [("set", "", name, "", "(default)" if v is None else v, *blank) for name, v in settings],
     )

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from replicator.contract.bindings import RESOURCE_NAME, InvalidItem, binding_json, filter_json
 from store.admin import (
+    AclCreationResult,
+    AclDeletionResult,
+    AlterAclsResult,
     AlterConfigsResult,
     CreateAclsResult,
     DeleteAclsResult,
@@ -131,7 +134,12 @@ def create_acls_answer(
     """``/v1/acls``: one result per requested item, in order.  ``items`` are the parsed
     bindings; an :class:`InvalidItem` (an ANY/MATCH value) has its own error and was not sent
     to the store, the others take ``result.results`` in order."""
-    by_position = iter(result.results)
+    out = _creation_results(items, result.results)
+    return {"results": out, "offset": result.offset, "recordsWritten": result.records_written}
+
+
+def _creation_results(items: Sequence[object], results: Sequence[AclCreationResult]) -> list[dict[str, Any]]:
+    by_position = iter(results)
     out: list[dict[str, Any]] = []
     for item in items:
         if isinstance(item, InvalidItem):
@@ -146,7 +154,7 @@ def create_acls_answer(
         out.append(
             {"binding": binding_json(created.binding), "error": item_error_json(created.error)}
         )
-    return {"results": out, "offset": result.offset, "recordsWritten": result.records_written}
+    return out
 
 
 def describe_acls_answer(result: DescribeAclsResult) -> dict[str, Any]:
@@ -156,15 +164,31 @@ def describe_acls_answer(result: DescribeAclsResult) -> dict[str, Any]:
 
 def delete_acls_answer(result: DeleteAclsResult) -> dict[str, Any]:
     """``/v1/acls/delete``: one result per filter, with the bindings it deleted."""
-    out = [
+    out = _deletion_results(result.results)
+    return {"results": out, "offset": result.offset, "recordsWritten": result.records_written}
+
+
+def _deletion_results(results: Sequence[AclDeletionResult]) -> list[dict[str, Any]]:
+    return [
         {
             "filter": filter_json(item.filter),
             "deleted": [binding_json(b) for b in item.deleted],
             "error": item_error_json(item.error),
         }
-        for item in result.results
+        for item in results
     ]
-    return {"results": out, "offset": result.offset, "recordsWritten": result.records_written}
+
+
+def alter_acls_answer(creates: Sequence[object], result: AlterAclsResult) -> dict[str, Any]:
+    """``/v1/acls/alter``: the delete results (one per filter), the create results (one per
+    requested binding), the settings changed, and the one offset the batch ends at."""
+    return {
+        "deleteResults": _deletion_results(result.deleted),
+        "createResults": _creation_results(creates, result.created),
+        "configsChanged": list(result.configs_changed),
+        "offset": result.offset,
+        "recordsWritten": result.records_written,
+    }
 
 
 # --- configs (KIP-133) --------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ ENDPOINTS: Final = (
     Endpoint("POST", "/v1/acls", "create_acls"),
     Endpoint("POST", "/v1/acls/describe", "describe_acls"),
     Endpoint("POST", "/v1/acls/delete", "delete_acls"),
+    Endpoint("POST", "/v1/acls/alter", "alter_acls"),
     Endpoint("POST", "/v1/configs/describe", "describe_configs"),
     Endpoint("POST", "/v1/configs/alter", "alter_configs"),
 )

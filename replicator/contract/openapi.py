@@ -333,6 +333,33 @@ def _admin_bodies() -> dict[str, Schema]:
             },
             required=("results", "offset"),
         ),
+        "AlterAclsRequest": _object(
+            {
+                "deletes": _array(ref("AclBindingFilter"), maxItems=MAX_ITEMS),
+                "creates": _array(ref("AclBinding"), maxItems=MAX_ITEMS),
+                "configs": {
+                    "type": "object", "additionalProperties": dict(_NULLABLE_STRING),
+                    "description": "name -> value; null resets to the default.",
+                },
+            },
+            closed=True,
+        ),
+        "AlterAclsResponse": _object(
+            {
+                "deleteResults": _array(
+                    _object({"filter": ref("AclBindingFilter"), "deleted": _array(ref("AclBinding")),
+                             "error": ref("ItemError")}),
+                    description="One per filter, matched against the state before the request.",
+                ),
+                "createResults": _array(
+                    _object({"binding": ref("AclBinding"), "error": ref("ItemError")}),
+                    description="One per binding, in order.",
+                ),
+                "configsChanged": _array(_string()),
+                **written,
+            },
+            required=("deleteResults", "createResults", "configsChanged", "offset"),
+        ),
         "DescribeConfigsRequest": _object({"names": _array(_string())}, closed=True),
         "DescribeConfigsResponse": _object(
             {"offset": dict(_INTEGER), "configs": _array(config_entry)},
@@ -460,6 +487,13 @@ _API_OPERATIONS: Final[dict[str, tuple[str, str, str, bool, str, str | None]]] =
     "delete_acls": (
         "acls", "DeleteAcls (KIP-140): one result per filter", "DeleteAclsRequest", True,
         "DeleteAclsResponse", None,
+    ),
+    "alter_acls": (
+        "acls", "Deletes, creates and settings in one request, written as one batch (one offset)",
+        "AlterAclsRequest", True, "AlterAclsResponse", "Deletes are matched against the state "
+        "before the request, creates are checked against it less what this request deletes; "
+        "a refused filter or binding is reported in its result, a refused setting refuses the "
+        "whole request. history restore --apply uses it.",
     ),
     "describe_configs": (
         "configs", "DescribeConfigs of the store's settings (KIP-133); no body describes all",

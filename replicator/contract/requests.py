@@ -357,6 +357,38 @@ def offset_wait_request(body: Any) -> OffsetWaitRequest:
     return OffsetWaitRequest(after, float(wait) / 1000.0)
 
 
+@dataclass(frozen=True, slots=True)
+class AlterAclsRequest:
+    """``/v1/acls/alter``: deletes, creates and settings written as one batch (a restore)."""
+
+    deletes: list[AclBindingFilter]
+    creates: list[AclBinding | InvalidItem]
+    configs: dict[str, str | None]
+
+
+def alter_acls_request(body: Any) -> AlterAclsRequest:
+    """``{"deletes": [filter...], "creates": [binding...], "configs": {name: value|null}}``;
+    each key optional, at least one change."""
+    data = obj(body, "", frozenset({"deletes", "creates", "configs"}))
+    deletes = [
+        acl_filter(item, f"deletes[{i}]")
+        for i, item in enumerate(array(data, "deletes", "") if "deletes" in data else [])
+    ]
+    creates = [
+        binding(item, f"creates[{i}]")
+        for i, item in enumerate(array(data, "creates", "") if "creates" in data else [])
+    ]
+    configs = data.get("configs", {})
+    if not isinstance(configs, dict):
+        raise BadRequestError(f"configs must be an object of name -> value (or null), got {show(configs)}")
+    for key, value in configs.items():
+        if value is not None and not isinstance(value, str):
+            raise BadRequestError(f"configs.{key} must be a string or null, got {show(value)}")
+    if not (deletes or creates or configs):
+        raise BadRequestError("alter_acls needs at least one of deletes, creates or configs")
+    return AlterAclsRequest(deletes, creates, dict(configs))
+
+
 def describe_configs_request(body: Any) -> tuple[str, ...]:
     data = obj(body if body is not None else {}, "", frozenset({"names"}))
     return texts(data, "names", "")

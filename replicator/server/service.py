@@ -160,7 +160,7 @@ class SidecarService:
             "authorize_by_resource_type": self.authorize_by_resource_type,
             "authorize_request": self.authorize_request,
             "create_acls": self.create_acls, "describe_acls": self.describe_acls,
-            "delete_acls": self.delete_acls,
+            "delete_acls": self.delete_acls, "alter_acls": self.alter_acls,
             "describe_configs": self.describe_configs, "alter_configs": self.alter_configs,
         }  # fmt: skip
         return [Route(e.method, e.path, e.name, handlers[e.name]) for e in ENDPOINTS]
@@ -336,6 +336,16 @@ class SidecarService:
         actor, host = self._admin_actor(caller, request, body.on_behalf_of)
         result = self.admin.delete_acls(body.filters, actor=actor, host=host)
         return Response.json(answers.delete_acls_answer(result))
+
+    def alter_acls(self, request: HttpRequest) -> Response:
+        actor = self._admin_principal(request)
+        body = requests.alter_acls_request(request.json())
+        valid = [item for item in body.creates if isinstance(item, AclBinding)]
+        result = self.admin.alter_acls(
+            deletes=body.deletes, creates=valid, configs=body.configs or None, actor=actor,
+            host=request.address,
+        )  # fmt: skip
+        return Response.json(answers.alter_acls_answer(body.creates, result))
 
     @staticmethod
     def _check_min_offset(min_offset: int | None, reached: int) -> None:

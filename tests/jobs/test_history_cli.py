@@ -87,8 +87,11 @@ def _binding(name: str, principal: str) -> AclBinding:
                          AclOperation.READ, AclPermissionType.ALLOW)  # fmt: skip
 
 
-def test_apply_plan_writes_deletes_then_creates_through_the_admin_api(tmp_path: Path) -> None:
-    """A node on the embedded log: the plan's deletes and creates land; the rest is untouched."""
+def test_apply_plan_writes_deletes_creates_and_settings_in_one_request(tmp_path: Path) -> None:
+    """A node on the embedded log: the plan lands as one batch at one offset; the rest stays."""
+    from store.codec import decode_event
+    from store.log import EmbeddedChangeLog
+
     node = Node(NodeSettings(data_dir=tmp_path / "node", listen="127.0.0.1:0", audit=None))
     node.start()
     assert node.info is not None
@@ -96,15 +99,23 @@ def test_apply_plan_writes_deletes_then_creates_through_the_admin_api(tmp_path: 
     try:
         keep, drop, back = _binding("keep", "User:a"), _binding("drop", "User:b"), _binding("back", "User:c")
         with StoreClient(admin) as client:
-            client.call("POST", "/v1/acls", {"bindings": [binding_json(keep), binding_json(drop)]})
-            applied = apply_plan(client, creates=[back], deletes=[drop])
+            before = client.call("POST", "/v1/acls", {"bindings": [binding_json(keep), binding_json(drop)]})
+            applied = apply_plan(client, creates=[back], deletes=[drop],
+                                 settings=[("allow.everyone.if.no.acl.found", "true")])  # fmt: skip
             listed = client.call("POST", "/v1/acls/describe", {"filter": filter_json(AclBindingFilter())})
+            configs = client.send("describe_configs", {"names": ["allow.everyone.if.no.acl.found"]})
         assert (applied.deleted, applied.created) == (1, 1)
-        assert len(applied.offsets) == 2 and applied.offsets[0] < applied.offsets[1]
+        # AclDeleted + tombstone, AclCreated, ConfigAltered: one request, one offset at its end.
+        assert applied.offsets == (int(before["offset"]) + 4,)
         assert {binding_from_json(b) for b in listed["bindings"]} == {keep, back}
         assert int(listed["offset"]) == applied.offsets[-1]
+        assert [c["value"] for c in configs["configs"]] == ["true"]
     finally:
         node.stop()
+    with EmbeddedChangeLog(tmp_path / "node" / "log") as log:
+        written = log.read(int(before["offset"]) + 1)
+    events = [decode_event(r.value) for r in written if r.value is not None]
+    assert len(written) == 4 and len(events) == 3 and len({e.request_id for e in events}) == 1
 
 
 # --- end to end on real Spark: the embedded log, archived, then asked ---------------------------
@@ -157,10 +168,12 @@ def test_history_end_to_end(
     _run(capsys, "history", "archive", "--once", *where)
 
     events = json.loads(_run(capsys, "history", "events", *where, "--format", "json"))
-    created = [e for e in events["events"] if e["type"] == "ACL_CREATED"]
+    assert isinstance(events, list)  # issue 10: a plain list of events
+    created = [e for e in events if e["type"] == "ACL_CREATED"]
     assert [e["binding"][3] for e in created] == ["User:bob", "User:alice", "User:eve", "User:eve"]
     assert created[0]["offset"] == created_bob
-    assert events["offset"] >= deleted_bob
+    assert events[-1]["offset"] == deleted_bob and events[-1]["type"] == "ACL_DELETED"
+    assert set(created[0]) >= {"offset", "time", "type", "binding", "actor"}
 
     snapshot = _run(capsys, "history", "snapshot", *where, "--offset", str(created_alice), "--format", "csv")
     assert sorted(line.split(",")[4] for line in snapshot.splitlines()[1:]) == [
@@ -204,3 +217,56 @@ def test_a_time_before_the_archive_is_a_one_line_error(
     _run(capsys, "history", "archive", "--once", "--data-dir", str(data))
     line = refused(capsys, ["history", "snapshot", "--data-dir", str(data), "--at", "2001-01-01"])
     assert "978307200000 ms is before the first change" in line  # 2001-01-01T00:00Z
+
+
+@pytest.mark.spark
+def test_history_diff_and_restore_on_the_embedded_default(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's tour on the default store: diff between two times, then a restore dry run
+    that names the bindings and the settings in force then (hand-worked from the writes)."""
+    import time
+
+    from store.admin import AclAdmin
+    from store.log import EmbeddedChangeLog
+
+    data = tmp_path / "data"
+    where = ["--data-dir", str(data)]
+    with EmbeddedChangeLog(data / "log") as log:
+        admin = AclAdmin(log, super_users=["User:admin"])
+        admin.create_acls([BOB], actor="User:admin")
+        time.sleep(0.01)  # distinct log times: a time names the last record written by then
+        admin.alter_configs({"super.users": "User:ops"}, actor="User:admin")
+        time.sleep(0.01)
+        admin.create_acls([ALICE, EVE_DENY], actor="User:admin")
+        admin.delete_acls([BOB.to_filter()], actor="User:admin")
+        admin.alter_configs({"super.users": None}, actor="User:admin")
+    _run(capsys, "history", "archive", "--once", *where)
+    events = json.loads(_run(capsys, "history", "events", *where, "--format", "json"))
+    by_type = [(e["type"], e["offset"]) for e in events]
+    assert [t for t, _ in by_type] == ["ACL_CREATED", "CONFIG_ALTERED", "ACL_CREATED", "ACL_CREATED",
+                                       "ACL_DELETED", "ACL_DELETED", "CONFIG_ALTERED"]  # fmt: skip
+    settings_set = events[1]
+    then, now = str(int(_ms(settings_set["time"]))), str(int(_ms(events[-1]["time"])))
+
+    changed = json.loads(_run(capsys, "history", "diff", *where, "--from", then, "--to", now,
+                              "--format", "json"))  # fmt: skip
+    assert {tuple(b) for b in changed["added"]} == {ALICE.fields(), EVE_DENY.fields()}
+    assert changed["removed"] == [list(BOB.fields())]
+    assert changed["settings"] == [{"name": "super.users", "old": "User:ops", "new": None}]
+    assert changed["fromOffset"] == settings_set["offset"] and changed["toOffset"] == events[-1]["offset"]
+    table = _run(capsys, "history", "diff", *where, "--from", then, "--to", now)
+    assert "added" in table and "removed" in table and "super.users" in table
+
+    plan = json.loads(_run(capsys, "history", "restore", *where, "--at", then, "--format", "json"))
+    assert plan["creates"] == [list(BOB.fields())]
+    assert {tuple(b) for b in plan["deletes"]} == {ALICE.fields(), EVE_DENY.fields()}
+    assert plan["settings"] == {"super.users": "User:ops"}
+    dry_run = _run(capsys, "history", "restore", *where, "--at", then)
+    assert "super.users" in dry_run and "User:ops" in dry_run
+
+
+def _ms(iso: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000

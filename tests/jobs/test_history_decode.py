@@ -76,3 +76,30 @@ def test_when_json_has_the_issue_shape() -> None:
         1, None, "1970-01-01T00:00:00.000Z", None,
     )  # fmt: skip
     assert interval["openedBy"]["binding"] == ["TOPIC", "orders", "LITERAL", "User:bob", "*", "READ", "ALLOW"]
+
+
+def test_the_workers_rows_equal_the_folds_events_and_stop_at_a_refused_record() -> None:
+    """The workers' fast path against the one fold (``history_event``) on every record of a
+    random history in both encodings (tombstones and settings included), then a corrupt one."""
+    from jobs.history.worker import decode_rows
+    from tests.jobs.history_support import random_history
+
+    records = [(r.key, r.value, i, 1_700_000_000_000 + 3_600_000 * i) for i, r in
+               enumerate(random_history(seed=21, count=600))]  # fmt: skip
+    expected = [(*event_row(e), None) for k, v, o, t in records if (e := history_event(k, v, o, t))]
+    assert list(decode_rows(records)) == expected
+    bad = (binding_key(READ_ORDERS), b"\xc3\x01\x00\x01garbage", 600, 1)
+    rows = list(decode_rows([*records[:5], bad, *records[5:]]))
+    assert [r[0] for r in rows[:-1]] == [r[0] for r in expected if r[0] < 5]
+    assert rows[-1][0] == 600 and rows[-1][1:15] == (None,) * 14
+    assert "at offset 600" in rows[-1][15]
+    key_swapped = (config_key("super.users"), records[0][1], 601, 1)
+    assert records[0][1] is not None and "is not the key" in next(decode_rows([key_swapped]))[15]
+
+
+def test_presence_merges_overlapping_spans_and_an_open_one_absorbs_the_rest() -> None:
+    from jobs.history.queries import presence_of
+
+    assert presence_of([(5, 9), (1, 3), (2, 4), (12, 14)]) == [(1, 4), (5, 9), (12, 14)]
+    assert presence_of([(5, 9), (8, None), (20, 30), (1, 2)]) == [(1, 2), (5, None)]
+    assert presence_of([]) == []

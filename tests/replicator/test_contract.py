@@ -19,7 +19,7 @@ from schema_support import violations
 
 from replicator.contract import answers, requests
 from replicator.contract.audit_event import EVENT_TYPE, SCHEMA_FILE, audit_event, audit_event_schema
-from replicator.contract.bindings import RESOURCE_NAME, acl_filter, binding
+from replicator.contract.bindings import RESOURCE_NAME, acl_filter, binding, binding_json
 from replicator.contract.endpoints import ENDPOINTS, endpoint
 from replicator.contract.fields import BadRequestError
 from replicator.contract.openapi import openapi_bytes, openapi_document
@@ -27,6 +27,7 @@ from store.acl import AclBinding, AclBindingFilter, AclOperation, AclPermissionT
 from store.admin import (
     AclCreationResult,
     AclDeletionResult,
+    AlterAclsResult,
     AlterConfigsResult,
     CreateAclsResult,
     DeleteAclsResult,
@@ -98,6 +99,7 @@ def _first_item_fields(parse: Callable[[Any], object], key: str) -> set[str]:
         ("DescribeConfigsRequest", requests.describe_configs_request),
         ("AlterConfigsRequest", requests.alter_configs_request),
         ("OffsetWaitRequest", requests.offset_wait_request),
+        ("AlterAclsRequest", requests.alter_acls_request),
     ],
 )
 def test_a_request_schema_lists_exactly_the_fields_its_parser_accepts(
@@ -188,6 +190,28 @@ def test_admin_answers_have_their_documented_shapes() -> None:
     _answer_fits(answers.alter_configs_answer(AlterConfigsResult(("super.users",), 6, False)),
                  "AlterConfigsResponse")  # fmt: skip
     _answer_fits(answers.error_json("BadRequestError", "m", kafkaErrorCode=42), "Error")
+    altered = answers.alter_acls_answer(
+        [DENY_BINDING, invalid],
+        AlterAclsResult(
+            deleted=(AclDeletionResult(AclBindingFilter(), (DENY_BINDING,)),),
+            created=(AclCreationResult(DENY_BINDING),), configs_changed=("super.users",),
+            offset=9, records_written=3,
+        ),
+    )  # fmt: skip
+    assert [r["error"] is None for r in altered["createResults"]] == [True, False]
+    assert altered["offset"] == 9 and altered["configsChanged"] == ["super.users"]
+    _answer_fits(altered, "AlterAclsResponse")
+
+
+def test_an_alter_acls_body_parses_and_an_empty_one_is_refused() -> None:
+    body = {"deletes": [{"resourceType": "TOPIC"}], "creates": [binding_json(DENY_BINDING)],
+            "configs": {"super.users": None}}  # fmt: skip
+    assert violations(body, SCHEMAS["AlterAclsRequest"], DOC) == []
+    parsed = requests.alter_acls_request(body)
+    assert parsed.creates == [DENY_BINDING] and parsed.configs == {"super.users": None}
+    assert parsed.deletes[0].pattern_filter.resource_type is ResourceType.TOPIC
+    with pytest.raises(InvalidRequestError, match="at least one"):
+        requests.alter_acls_request({"deletes": [], "creates": []})
 
 
 def test_audit_events_conform_to_the_declared_schema_field_by_field() -> None:

@@ -368,14 +368,17 @@ def test_settings_reject_unknown_keys() -> None:
 # --- the tailer's fast decoding path equals the codec's full path ----------------------------
 
 
-def _outcome_of_full_path(value: bytes, reader: int) -> tuple[bool, bytes, bytes] | str:
+def _outcome_of_full_path(value: bytes, reader: int) -> tuple[bool, bytes, bytes, str, str] | str:
     try:
         event = decode_event(value, offset=0, reader_version=reader)
     except Exception as exc:
         return type(exc).__name__
     if isinstance(event, ConfigAltered):
         return "ConfigAltered"
-    return isinstance(event, AclCreated), encode_binding(event.binding), event_key(event)
+    return (
+        isinstance(event, AclCreated), encode_binding(event.binding), event_key(event), event.actor,
+        event.request_id,
+    )  # fmt: skip
 
 
 def _values_to_decode() -> list[bytes]:
@@ -428,5 +431,7 @@ def test_fast_decoding_path_equals_the_codec_full_path(reader: int) -> None:
             taken += 1
             fields = (got.resource_type, got.pattern_type, got.name, got.principal, got.host,
                       got.operation, got.permission_type)  # fmt: skip
-            assert (got.created, encode_fields(*fields), got.key) == full, (value, full)
+            assert (got.created, encode_fields(*fields), got.key, got.actor, got.request_id) == full, (
+                value, full,
+            )  # fmt: skip
     assert taken > 50  # the fast path is the common path

@@ -171,6 +171,38 @@ def test_a_delete_writes_the_event_then_a_tombstone_for_its_key(
     assert admin.delete_acls([b.to_filter()], actor=ADMIN).records_written == 0
 
 
+def test_alter_acls_writes_deletes_creates_and_settings_as_one_batch(
+    admin: AclAdmin, log: EmbeddedChangeLog
+) -> None:
+    keep = acl(RT.TOPIC, "keep", PT.LITERAL, "User:a", OP.READ)
+    drop = acl(RT.TOPIC, "drop", PT.LITERAL, "User:b", OP.READ)
+    back = acl(RT.GROUP, "back-", PT.PREFIXED, "User:c", OP.READ)
+    again = acl(RT.TOPIC, "again", PT.LITERAL, "User:d", OP.WRITE)
+    before = admin.create_acls([keep, drop, again], actor=ADMIN).offset
+    bad = acl(RT.TOPIC, "", PT.LITERAL, "User:e", OP.READ)  # an empty name is refused
+    result = admin.alter_acls(
+        deletes=[drop.to_filter(), again.to_filter()], creates=[back, again, bad],
+        configs={"allow.everyone.if.no.acl.found": "true"}, actor=ADMIN,
+    )  # fmt: skip
+    assert [r.deleted for r in result.deleted] == [(drop,), (again,)]
+    assert [r.ok for r in result.created] == [True, True, False]
+    assert result.configs_changed == ("allow.everyone.if.no.acl.found",)
+    records = log.read(before + 1)
+    # One batch: 2 x (AclDeleted + tombstone), the 2 creates (``again`` written again after its
+    # delete), the setting; one request id; the answer's one offset is the batch's last.
+    assert result.offset == records[-1].offset == before + 7 == log.watermarks()[1] - 1
+    assert result.records_written == 5
+    events = [decode_event(r.value) for r in records if r.value is not None]
+    assert [type(e) for e in events] == [AclDeleted, AclDeleted, AclCreated, AclCreated, ConfigAltered]
+    assert len({e.request_id for e in events}) == 1
+    fresh = AclAdmin(log, super_users=[ADMIN])
+    assert set(fresh.describe_acls(AclBindingFilter(), actor=ADMIN).bindings) == {keep, back, again}
+    assert dict(fresh.state.configs) == {"allow.everyone.if.no.acl.found": "true"}
+    with pytest.raises(InvalidConfigError):  # a refused setting refuses the whole request
+        admin.alter_acls(creates=[drop], configs={"super.users": "no-colon"}, actor=ADMIN)
+    assert log.watermarks()[1] - 1 == result.offset
+
+
 def test_invalid_bindings_get_kafkas_message_and_nothing_is_written(
     admin: AclAdmin, log: EmbeddedChangeLog
 ) -> None:

@@ -1,0 +1,84 @@
+"""The archive's decoding, run inside Spark's Python workers: log records in, event rows out.
+
+Each worker reads its share of a micro-batch through the one fold of the log: the common
+``AclCreated``/``AclDeleted`` through its fast path (:class:`store.fold_fast.FastAclDecoder`,
+its key checked against the record's), everything else through :func:`store.fold.fold_record`
+(via :func:`jobs.history.decode.history_event`).  A record the fold refuses becomes one row
+carrying only its offset and the error's message, and the worker stops there: the driver
+archives what comes before the first such offset and stops the job at it.
+
+:func:`decode_rows` is pure; :func:`decode_partition` is its adapter to ``RDD.mapPartitions``
+(``DataFrame.mapInArrow`` would pass Arrow batches, but pyspark 4.0 requires pandas for it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+from jobs.history.answers import ACL_CREATED, ACL_DELETED
+from jobs.history.decode import history_event
+from jobs.history.tables import EVENTS_SCHEMA, day_of, event_row
+from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from store.codec import RecordDecodeError
+from store.events import LATEST_FORMAT_VERSION
+from store.fold import key_mismatch
+from store.fold_fast import FastAclDecoder
+
+DECODED_SCHEMA: Final = f"{EVENTS_SCHEMA}, error STRING"
+"""The events table's columns, and the message of a refused record (then all else is null)."""
+
+_DAY_MS: Final = 86_400_000
+_NAMES: Final = tuple(
+    {int(m): m.name for m in enum_type}
+    for enum_type in (ResourceType, PatternType, AclOperation, AclPermissionType)
+)
+
+Record = tuple[bytes, bytes | None, int, int]
+
+
+def decode_rows(records: Iterable[Record]) -> Iterator[tuple[Any, ...]]:
+    """The events-table row (plus a null error) of each ``(key, value, offset, timestampMs)``
+    record that changes something, until the first refused record: its error row ends it."""
+    fast = FastAclDecoder(LATEST_FORMAT_VERSION)
+    days: dict[int, str] = {}
+    rt_names, pt_names, op_names, perm_names = _NAMES
+    for key, value, offset, timestamp_ms in records:
+        try:
+            got = None if value is None else fast.decode(value, offset)
+            if got is None:
+                event = history_event(key, value, offset, timestamp_ms)
+                if event is not None:
+                    yield (*event_row(event), None)
+                continue
+            if got.key != key:
+                raise key_mismatch(offset, key, got.key)
+        except RecordDecodeError as exc:
+            yield (offset, *(None,) * 14, stop_message(offset, exc))
+            return
+        day_key = timestamp_ms // _DAY_MS
+        day = days.get(day_key)
+        if day is None:
+            day = days[day_key] = day_of(timestamp_ms)
+        yield (
+            offset, timestamp_ms, day, ACL_CREATED if got.created else ACL_DELETED,
+            rt_names[got.resource_type], got.name, pt_names[got.pattern_type], got.principal,
+            got.host, op_names[got.operation], perm_names[got.permission_type],
+            None, None, got.actor, got.request_id, None,
+        )  # fmt: skip
+
+
+def stop_message(offset: int, exc: RecordDecodeError) -> str:
+    return (
+        f"the archive stopped at offset {offset}: {exc}; everything before it is archived. "
+        "Fix or skip that record in the log, then run the archive again"
+    )
+
+
+def decode_partition(rows: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+    """``RDD.mapPartitions`` over ``key, value, offset, timestampMs`` rows (binary columns
+    arrive as ``bytearray``): :func:`decode_rows`'s rows."""
+    return decode_rows(
+        (bytes(key), None if value is None else bytes(value), offset, timestamp_ms)
+        for key, value, offset, timestamp_ms in rows
+    )
