@@ -30,11 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from replicator.contract.audit_event import audit_event, encode_audit_event
+from replicator.contract.audit_event import AuditEventEncoder, decision_names
 from replicator.server.audit.spool import Line, Spool
 from replicator.server.metrics import AuditFigures
-from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
-from store.authorizer import ALLOWED, Action, AuthorizationResult, Decision, DecisionRule
+from store.authorizer import ALLOWED, Action, Decision
 
 SPOOL_DIR: Final = "audit-spool"
 LEGACY_BUFFER_FILE: Final = "audit-buffer.sqlite3"
@@ -83,53 +82,26 @@ class AuditSettings:
             raise ValueError("sink_timeout_s and retry_backoff_s must be > 0, linger_s >= 0")
 
 
-# --- the compact line: [time_ns, principal, host, offset, [item, ...]] -------------------------
-# item: [operation, resourceType, name, patternType, result, rule, binding or null]
-# binding: [resourceType, name, patternType, principal, host, operation, permissionType]
-
-
-def _item(action: Action, decision: Decision) -> list[Any]:
-    b = decision.binding
-    return [
-        action.operation.name, action.resource_type.name, action.name,
-        action.pattern_type.name, decision.result.value, decision.rule.name,
-        None if b is None else [
-            b.resource_type.name, b.name, b.pattern_type.name, b.principal, b.host,
-            b.operation.name, b.permission_type.name,
-        ],
-    ]  # fmt: skip
-
-
-def _decision(item: list[Any]) -> tuple[Action, Decision]:
-    op, rt, name, pt, result, rule, b = item
-    binding = None if b is None else AclBinding.of(
-        ResourceType[b[0]], b[1], PatternType[b[2]], b[3], b[4], AclOperation[b[5]],
-        AclPermissionType[b[6]],
-    )  # fmt: skip
-    action = Action(AclOperation[op], ResourceType[rt], name, PatternType[pt])
-    return action, Decision(AuthorizationResult(result), DecisionRule[rule], binding)
+# --- the compact line: [time_ns, principal, host, offset, [decision, ...]] ---------------------
+# each decision as names (replicator.contract.audit_event.decision_names)
 
 
 def _encode(head: list[Any], items: list[list[Any]]) -> bytes:
     return json.dumps([*head, items], separators=(",", ":")).encode("utf-8")
 
 
-def cloud_events(line: Line, spool_id: str, source: str) -> list[tuple[bytes, bytes]]:
+def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[tuple[bytes, bytes]]:
     """A spool line as CloudEvents JSON records: (key = event id, value = the event).
 
     The id is the spool's id and the event's sequence number: the same on every resend.
     """
     time_ns, principal, host, offset, items = json.loads(line.body)
-    out = []
-    for i, item in enumerate(items):
-        event_id = f"{spool_id}{line.seq + i:016x}"
-        action, decision = _decision(item)
-        event = audit_event(
-            event_id=event_id, source=source, time_ns=time_ns, principal=principal, host=host,
-            action=action, decision=decision, offset=offset,
-        )  # fmt: skip
-        out.append((event_id.encode(), encode_audit_event(event)))
-    return out
+    ids = [f"{spool_id}{seq:016x}" for seq in range(line.seq, line.seq + len(items))]
+    values = encoder.encode(
+        event_ids=ids, time_ns=time_ns, principal=principal, host=host, offset=offset,
+        decisions=items,
+    )  # fmt: skip
+    return [(event_id.encode(), value) for event_id, value in zip(ids, values, strict=True)]
 
 
 class AuditEmitter:
@@ -144,6 +116,7 @@ class AuditEmitter:
         self.spool = Spool(spool_dir, capacity=s.buffer_max_events, segment_bytes=s.segment_bytes)
         _adopt_legacy_buffer(spool_dir.parent / LEGACY_BUFFER_FILE, self.spool)
         self._position = self.spool.shipped
+        self._encoder = AuditEventEncoder(s.source)
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._sent = 0
@@ -167,7 +140,7 @@ class AuditEmitter:
         """Write the request's audited decisions (every denial, a sample of the allows)."""
         rate, rand = self._rate, self._random
         items = [
-            _item(action, decision)
+            decision_names(action, decision)
             for action, decision in zip(actions, decisions, strict=True)
             if decision.result is not ALLOWED or (rate > 0.0 and rand() < rate)
         ]
@@ -247,7 +220,7 @@ class AuditEmitter:
         lines, after = self.spool.read(self._position, s.batch_events)
         records: list[tuple[bytes, bytes | None]] = []
         for line in lines:
-            records.extend(cloud_events(line, self.spool.spool_id, s.source))
+            records.extend(cloud_events(line, self.spool.spool_id, self._encoder))
         if records:
             self.sink.append(records, timeout=s.sink_timeout_s)
         self.spool.commit(after)
