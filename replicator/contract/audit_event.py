@@ -8,6 +8,7 @@ as the authorize answers give it with ``explain``).
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ from typing import Any, Final
 
 from replicator.contract.answers import reason_json
 from replicator.contract.bindings import RESOURCE_NAME
+from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, Decision, DecisionRule
 
 EVENT_TYPE: Final = "io.aclstore.authorization.decision.v1"
@@ -74,15 +76,22 @@ def decision_names(action: Action, decision: Decision) -> list[Any]:
     """A decision as names, a list as JSON gives it back: [operation, resourceType,
     resourceName, patternType, result, rule, binding], the binding as [resourceType,
     resourceName, patternType, principal, host, operation, permissionType] or None."""
-    b = decision.binding
+    b, names = decision.binding, _NAMES  # a dict lookup is cheaper than Enum.name
     return [
-        action.operation.name, action.resource_type.name, action.name,
-        action.pattern_type.name, decision.result.value, decision.rule.name,
+        names[action.operation], names[action.resource_type], action.name,
+        names[action.pattern_type], decision.result.value, names[decision.rule],
         None if b is None else [
-            b.resource_type.name, b.name, b.pattern_type.name, b.principal, b.host,
-            b.operation.name, b.permission_type.name,
+            names[b.resource_type], b.name, names[b.pattern_type], b.principal, b.host,
+            names[b.operation], names[b.permission_type],
         ],
     ]  # fmt: skip
+
+
+_NAMES: Final[dict[enum.Enum, str]] = {
+    member: member.name
+    for kind in (AclOperation, ResourceType, PatternType, AclPermissionType, DecisionRule)
+    for member in kind
+}
 
 
 class AuditEventEncoder:

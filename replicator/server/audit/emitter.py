@@ -221,6 +221,9 @@ class AuditEmitter:
         records: list[tuple[bytes, bytes | None]] = []
         for line in lines:
             records.extend(cloud_events(line, self.spool.spool_id, self._encoder))
+            # Hand the interpreter lock over: a request thread waiting for it would otherwise
+            # wait out the switch interval at each of its I/O calls while this loop runs.
+            time.sleep(0)
         if records:
             self.sink.append(records, timeout=s.sink_timeout_s)
         self.spool.commit(after)
