@@ -76,22 +76,28 @@ def decision_names(action: Action, decision: Decision) -> list[Any]:
     """A decision as names, a list as JSON gives it back: [operation, resourceType,
     resourceName, patternType, result, rule, binding], the binding as [resourceType,
     resourceName, patternType, principal, host, operation, permissionType] or None."""
-    b, names = decision.binding, _NAMES  # a dict lookup is cheaper than Enum.name
+    # Dict lookups are cheaper than Enum.name; one dict per enum, as Kafka's enums are integers
+    # (READ == DENY == 3 as dict keys).
+    b = decision.binding
     return [
-        names[action.operation], names[action.resource_type], action.name,
-        names[action.pattern_type], decision.result.value, names[decision.rule],
+        _OPERATIONS[action.operation], _RESOURCE_TYPES[action.resource_type], action.name,
+        _PATTERN_TYPES[action.pattern_type], decision.result.value, _RULES[decision.rule],
         None if b is None else [
-            names[b.resource_type], b.name, names[b.pattern_type], b.principal, b.host,
-            names[b.operation], names[b.permission_type],
+            _RESOURCE_TYPES[b.resource_type], b.name, _PATTERN_TYPES[b.pattern_type],
+            b.principal, b.host, _OPERATIONS[b.operation], _PERMISSIONS[b.permission_type],
         ],
     ]  # fmt: skip
 
 
-_NAMES: Final[dict[enum.Enum, str]] = {
-    member: member.name
-    for kind in (AclOperation, ResourceType, PatternType, AclPermissionType, DecisionRule)
-    for member in kind
-}
+def _names(kind: type[enum.Enum]) -> dict[Any, str]:
+    return {member: member.name for member in kind}
+
+
+_OPERATIONS: Final = _names(AclOperation)
+_RESOURCE_TYPES: Final = _names(ResourceType)
+_PATTERN_TYPES: Final = _names(PatternType)
+_PERMISSIONS: Final = _names(AclPermissionType)
+_RULES: Final = _names(DecisionRule)
 
 
 class AuditEventEncoder:

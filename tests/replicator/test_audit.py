@@ -174,3 +174,43 @@ def test_a_down_sink_buffers_durably_up_to_the_bound_counts_drops_then_delivers(
         "late",
     ]  # "x" has no ACL applying to it (the DENY is PREFIXED "secret"): the no-ACL default.
     assert events[1]["data"]["reason"]["rule"] == "DEFAULT_DENY"
+
+
+@pytest.mark.unit
+def test_events_left_in_an_earlier_versions_sqlite_buffer_are_shipped_first(tmp_path: Path) -> None:
+    """The SQLite buffer of earlier versions, as they wrote it: its events move into the spool."""
+    import sqlite3
+
+    from replicator.contract.audit_event import audit_event, encode_audit_event
+    from replicator.server.audit import LEGACY_BUFFER_FILE, SPOOL_DIR
+
+    deny = binding(TOPIC, "secret", "User:eve", READ, permission=AclPermissionType.DENY)
+    old = [
+        audit_event(
+            event_id=f"old{i}", source="aclstore://old", time_ns=1_700_000_000_000_001_000 + i,
+            principal="User:eve", host="10.0.0.9", action=Action(READ, TOPIC, f"secret-{i}"),
+            decision=Decision(AuthorizationResult.DENIED, DecisionRule.MATCHING_ACL, deny),
+            offset=7,
+        )
+        for i in range(3)
+    ]
+    db = sqlite3.connect(tmp_path / LEGACY_BUFFER_FILE)
+    db.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, key BLOB, value BLOB)")
+    db.executemany(
+        "INSERT INTO events (key, value) VALUES (?, ?)",
+        [(e["id"].encode(), encode_audit_event(e)) for e in old],
+    )
+    db.commit()
+    db.close()
+    sink = EmbeddedChangeLog(tmp_path / "sink")
+    emitter = AuditEmitter(sink, tmp_path / SPOOL_DIR, AuditSettings(source="aclstore://new"))
+    emitter.record("User:bob", "h", [Action(READ, TOPIC, "new")], [DENIED], 8)
+    assert emitter.flush(10)
+    emitter.close()
+    events = events_in(sink)
+    sink.close()
+    assert not (tmp_path / LEGACY_BUFFER_FILE).exists()
+    assert [e["data"]["resourceName"] for e in events] == ["secret-0", "secret-1", "secret-2", "new"]
+    # The same events but for the id and source, which the spool gives: the data is kept whole.
+    assert [e["data"] for e in events[:3]] == [e["data"] for e in old]
+    assert [e["time"] for e in events[:3]] == [e["time"] for e in old]
