@@ -46,10 +46,9 @@ def decisions(records: Any) -> Any:
     )  # fmt: skip
 
 
-def deduplicated(rows: Any, watermark: str) -> Any:
-    """Each event id once: a resent event (same id) within ``watermark`` of event time is
-    dropped (a streaming query keeps the ids seen within the watermark as state)."""
-    return rows.withWatermark("time", watermark).dropDuplicatesWithinWatermark(["id"])
+def deduplicated(rows: Any) -> Any:
+    """Each event id once (a resent event carries the id of the first sending)."""
+    return rows.dropDuplicates(["id"])
 
 
 def per_minute(rows: Any) -> Any:

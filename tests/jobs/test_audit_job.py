@@ -1,5 +1,6 @@
-"""The audit job on real Spark over a real audit log (the embedded one, written by a real
-emitter), with resent events: the table holds each decision once, also across restarts."""
+"""The audit job and report on real Spark over real audit logs (the embedded one, written by a
+real emitter or with events at chosen times), with resent events: each decision is in the
+table once, also across restarts of the job."""
 
 from __future__ import annotations
 
@@ -80,3 +81,51 @@ def test_each_decision_once_across_resends_and_restarts(spark: Any, tmp_path: Pa
     assert None not in times and len(minutes) == len({t.replace(second=0, microsecond=0) for t in times})
     eve = [r for r in rows if r["principal"] == "User:eve"]
     assert {(r["rule"], r["aclOffset"]) for r in eve} == {("DEFAULT_DENY", 3)}
+
+
+def test_audit_run_and_report_through_the_cli(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Events at chosen times in a node's embedded audit log; the report counted by hand."""
+    import json
+
+    from replicator import cli
+    from replicator.contract.audit_event import audit_event, encode_audit_event
+
+    t0 = 1_700_000_000_000  # ms: the --since of the report
+    hour, day = 3_600_000, 86_400_000
+    # (ms, principal, operation, topic, decision); a 30-day window for new denials.
+    asked = [
+        (t0 - 40 * day, "User:eve", READ, "payroll", DENIED),  # long before: eve's later is new
+        (t0 - day, "User:bob", READ, "orders", DENIED),  # recent: bob's later is not new
+        (t0 + hour, "User:eve", READ, "payroll", DENIED),
+        (t0 + hour, "User:bob", READ, "orders", ALLOWED),
+        (t0 + 2 * hour, "User:bob", READ, "orders", DENIED),
+        (t0 + 3 * hour, "User:ann", WRITE, "orders", DENIED),  # ann's first ever: new
+    ]
+    records = []
+    for i, (ms, principal, op, topic, decision) in enumerate(asked):
+        event = audit_event(
+            event_id=f"e{i}", source="aclstore://test", time_ns=ms * 1_000_000,
+            principal=principal, host="10.0.0.1", action=Action(op, TOPIC, topic),
+            decision=decision, offset=40 + i,
+        )  # fmt: skip
+        records.append((f"e{i}".encode(), encode_audit_event(event)))
+    data_dir = tmp_path / "node"
+    with EmbeddedChangeLog(data_dir / "audit") as log:
+        log.append(records)
+        log.append(records[5:])  # ann's event resent
+    assert cli.main(["audit", "run", "--once", "--data-dir", str(data_dir)]) == 0
+    capsys.readouterr()
+    since = "2023-11-14T22:13:20Z"  # t0
+    assert cli.main(["audit", "report", "--data-dir", str(data_dir), "--since", since,
+                     "--format", "json"]) == 0  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert report["totals"] == {"ALLOWED": 1, "DENIED": 3}
+    assert report["throughOffset"] == 5  # ann's first sending; the resend (offset 6) adds no row
+    assert [(d["principal"], d["resourceName"], d["aclOffset"], d["eventId"])
+            for d in report["newDenials"]] == [("User:eve", "payroll", 42, "e2"),
+                                               ("User:ann", "orders", 45, "e5")]  # fmt: skip
+    assert cli.main(["audit", "report", "--data-dir", str(data_dir), "--since", since]) == 0
+    table = capsys.readouterr().out
+    assert "ALLOWED 1, DENIED 3" in table and "User:ann" in table
