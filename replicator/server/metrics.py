@@ -55,6 +55,7 @@ class AuditFigures:
     sent: int
     sink_up: bool
     spool_bytes: int
+    corrupt_lines: int = 0
 
 
 class _ScrapeCollector(Collector):
@@ -139,6 +140,11 @@ def _audit_metrics(f: AuditFigures) -> Iterator[Metric]:
     )
     yield CounterMetricFamily(
         "aclstore_audit_sent_events", "Audit events the sink acknowledged", value=f.sent
+    )
+    yield CounterMetricFamily(
+        "aclstore_audit_spool_corrupt_lines",
+        "Lines of the audit spool that could not be read back (changed on disk) and were skipped",
+        value=f.corrupt_lines,
     )
     yield _gauge(
         "aclstore_audit_sink_up", "1 when the last write to the audit sink succeeded", f.sink_up

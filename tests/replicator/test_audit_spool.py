@@ -106,3 +106,20 @@ def test_a_damaged_position_file_is_refused_with_the_fix(tmp_path: Path) -> None
     (tmp_path / POSITION_FILE).write_text("not a position\n")
     with pytest.raises(AuditSpoolError, match="remove it"):
         Spool(tmp_path, capacity=5, segment_bytes=1 << 20)
+
+
+def test_a_line_changed_on_disk_is_skipped_and_counted(tmp_path: Path) -> None:
+    spool = Spool(tmp_path, capacity=100, segment_bytes=1 << 20)
+    append(spool, "a")
+    append(spool, "b", "c")
+    append(spool, "d")
+    spool.close()
+    (segment,) = tmp_path.glob(f"*{SEGMENT_SUFFIX}")
+    segment.write_bytes(segment.read_bytes().replace(b"1 2 b,c", b"garbage"))
+    again = Spool(tmp_path, capacity=100, segment_bytes=1 << 20)
+    lines, after = again.read(again.shipped, 1000)
+    assert [(line.seq, line.body) for line in lines] == [(0, b"a"), (3, b"d")]
+    assert again.corrupt_lines == 1 and after.seq == 4
+    again.commit(after)
+    assert again.backlog == 0
+    again.close()

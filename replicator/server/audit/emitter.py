@@ -168,6 +168,7 @@ class AuditEmitter:
             sent=self._sent,
             sink_up=self._sink_up,
             spool_bytes=self.spool.size_bytes(),
+            corrupt_lines=self.spool.corrupt_lines,
         )
 
     def flush(self, timeout: float = 10.0) -> bool:
@@ -206,7 +207,9 @@ class AuditEmitter:
             if not closing and backlog < s.batch_events:
                 self._closing.wait(s.linger_s)  # let a batch gather
             try:
-                self._ship_one_batch()
+                if not self._ship_one_batch():  # a backlog but nothing readable: no busy loop
+                    self._wake.wait(s.retry_backoff_s)
+                    self._wake.clear()
             except Exception as exc:  # any failure: the events stay on disk
                 if self._sink_up:
                     _log.warning("audit sink unavailable, keeping events on disk: %s", exc)
@@ -215,12 +218,19 @@ class AuditEmitter:
                 if closing:
                     return
 
-    def _ship_one_batch(self) -> None:
+    def _ship_one_batch(self) -> bool:
+        """Ship what the spool holds from the position, up to a batch; False when nothing moved."""
         s = self.settings
         lines, after = self.spool.read(self._position, s.batch_events)
+        if after == self._position:
+            return False
         records: list[tuple[bytes, bytes | None]] = []
         for line in lines:
-            records.extend(cloud_events(line, self.spool.spool_id, self._encoder))
+            try:
+                records.extend(cloud_events(line, self.spool.spool_id, self._encoder))
+            except (ValueError, TypeError, KeyError) as exc:  # a body changed on disk
+                self.spool.corrupt_lines += 1
+                _log.error("audit spool line at event %d is unreadable (%r): skipped", line.seq, exc)
             # Hand the interpreter lock over: a request thread waiting for it would otherwise
             # wait out the switch interval at each of its I/O calls while this loop runs.
             time.sleep(0)
@@ -232,6 +242,7 @@ class AuditEmitter:
         if not self._sink_up:
             _log.warning("audit sink is back; shipping the events kept on disk")
         self._sink_up = True
+        return True
 
     def close(self, timeout: float | None = None) -> None:
         """Ship what the sink takes within ``timeout``, then stop: the rest stays on disk."""

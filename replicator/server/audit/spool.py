@@ -24,6 +24,7 @@ commits.  Neither touches the other's files or descriptors.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import threading
@@ -38,6 +39,7 @@ SEGMENT_SUFFIX: Final = ".audit"
 POSITION_FILE: Final = "shipped"
 ID_FILE: Final = "spool.id"
 _READ_CHUNK: Final = 1 << 20
+_log = logging.getLogger("aclstore.audit")
 
 
 class AuditSpoolError(StoreError):
@@ -94,6 +96,8 @@ class Spool:
         directory.mkdir(parents=True, exist_ok=True)
         self.spool_id = self._spool_id()
         self.dropped, stored = self._read_position()
+        self.corrupt_lines = 0
+        """Lines of the segments that could not be read back (changed on disk), skipped."""
         self._committed_dropped = self.dropped
         self._lock = threading.Lock()
         self._base, self._size, self.next_seq = self._recover(stored)
@@ -232,7 +236,13 @@ class Spool:
             start = 0
             while start < end and events < max_events:
                 stop = data.index(b"\n", start)
-                line = parse_line(data[start:stop])
+                try:
+                    line = parse_line(data[start:stop])
+                except AuditSpoolError as exc:  # changed on disk: skipped, counted, logged
+                    self.corrupt_lines += 1
+                    _log.error("%s: skipped (in %s)", exc.message, path)
+                    start = stop + 1
+                    continue
                 if line.seq + line.count > position.seq:  # skip what a torn commit re-reads
                     lines.append(line)
                     events += line.count
