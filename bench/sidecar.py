@@ -63,12 +63,16 @@ def _pin(pid: int, cpu: int) -> int | None:
 
 
 class _Server:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, extra_args: Sequence[str] = ()) -> None:
+        """``aclstore serve`` on ``data_dir``; ``extra_args`` are more ``serve`` options."""
         aclstore = Path(sys.executable).with_name("aclstore")
         # The banner on stdout; the node's log lines in a file beside its data directory.
         with (data_dir.parent / "serve.log").open("w") as log:
             self.process = subprocess.Popen(
-                [str(aclstore), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir)],
+                [
+                    str(aclstore), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir),
+                    *extra_args,
+                ],
                 stdout=subprocess.PIPE,
                 stderr=log,
                 text=True,

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from replicator.cli import (
     acls,
+    audit,
     authorize,
     configs,
     credentials,
@@ -41,7 +42,7 @@ from store.errors import InvalidConfigError, InvalidRequestError, StoreError
 __all__ = ["FAILURE_EXIT", "USAGE_EXIT", "__version__", "build_parser", "main", "parse_add_config"]
 
 # In the order ``aclstore --help`` lists them.
-_COMMANDS = (serve, acls, authorize, configs, status, credentials, history, downgrade)
+_COMMANDS = (serve, acls, authorize, configs, status, credentials, history, audit, downgrade)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -189,9 +189,10 @@ def add_parser(commands: Any) -> None:
     a(
         "--audit-buffer-max-events",
         type=int,
-        default=100_000,
+        default=1_000_000,
         metavar="N",
-        help="on-disk audit buffer bound while the sink is down (default: %(default)s)",
+        help="audit events kept on disk and not yet shipped to the audit log, at most; past it "
+        "new ones are dropped and counted (default: %(default)s)",
     )
     a("--no-audit", action="store_true", help="emit no audit events")
     a("--max-wait-ms", type=float, default=5000.0, help="bound of a minOffset wait")

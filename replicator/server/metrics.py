@@ -3,8 +3,8 @@
 Counted on the request path: decisions by result and endpoint, and a decision latency
 histogram (per request: a batch of actions is one observation).  Read at scrape time from the
 replica and the audit emitter: the applied offset, the lag behind the log end, the offset the
-replica is stopped at (-1 when it is not), readiness, and the audit buffer's figures (events
-buffered on disk, dropped past the bound, sent).  Each node has its own
+replica is stopped at (-1 when it is not), readiness, and the audit spool's figures (events
+on disk not yet shipped, dropped past the bound, sent).  Each node has its own
 ``CollectorRegistry`` so that several nodes in one process never mix their figures.
 """
 
@@ -48,12 +48,14 @@ class ReplicaFigures:
 class AuditFigures:
     """What the audit emitter reports at scrape time."""
 
-    queued: int
     buffered: int
+    """Events on disk not yet acknowledged by the audit log (the spool's backlog)."""
     buffer_capacity: int
     dropped: int
     sent: int
     sink_up: bool
+    spool_bytes: int
+    corrupt_lines: int = 0
 
 
 class _ScrapeCollector(Collector):
@@ -119,25 +121,30 @@ def _replica_metrics(f: ReplicaFigures) -> Iterator[Metric]:
 
 def _audit_metrics(f: AuditFigures) -> Iterator[Metric]:
     yield _gauge(
-        "aclstore_audit_queued_events", "Audit events waiting in memory for the sender", f.queued
-    )
-    yield _gauge(
         "aclstore_audit_buffered_events",
-        "Audit events buffered on disk while the sink is down",
+        "Audit events written to the on-disk spool and not yet acknowledged by the audit log",
         f.buffered,
     )
     yield _gauge(
         "aclstore_audit_buffer_capacity_events",
-        "Bound of the on-disk audit buffer",
+        "Bound of the spool's backlog; past it new audit events are dropped",
         f.buffer_capacity,
+    )
+    yield _gauge(
+        "aclstore_audit_spool_bytes", "Bytes of spool segments not yet shipped", f.spool_bytes
     )
     yield CounterMetricFamily(
         "aclstore_audit_dropped_events",
-        "Audit events dropped because the on-disk buffer was full (never silent)",
+        "Audit events dropped because the spool's backlog was at its bound (never silent)",
         value=f.dropped,
     )
     yield CounterMetricFamily(
         "aclstore_audit_sent_events", "Audit events the sink acknowledged", value=f.sent
+    )
+    yield CounterMetricFamily(
+        "aclstore_audit_spool_corrupt_lines",
+        "Lines of the audit spool that could not be read back (changed on disk) and were skipped",
+        value=f.corrupt_lines,
     )
     yield _gauge(
         "aclstore_audit_sink_up", "1 when the last write to the audit sink succeeded", f.sink_up

@@ -2,7 +2,8 @@
 
 The **embedded default** keeps everything under ``--data-dir`` (``./aclstore-data``): the change
 log in SQLite (``log/``), the replica's RocksDB index (``index/``), the audit log (``audit/``)
-and its on-disk buffer, the bearer credentials and ``admin.properties``.  With
+and the spool of audit events not yet shipped to it (``audit-spool/``), the bearer credentials
+and ``admin.properties``.  With
 ``bootstrap_servers`` the change log is partition 0 of a compacted Kafka topic and the audit
 events go to a second topic next to it; every node started on the same topic is one more
 replica of one store (each keeps its own data directory).
@@ -27,7 +28,7 @@ from typing import Any, Final
 
 from replicator.contract.openapi import openapi_bytes
 from replicator.replica import Replica, ReplicaSettings
-from replicator.server.audit import BUFFER_FILE, AuditEmitter, AuditSettings, AuditSink
+from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, AuditSink
 from replicator.server.callers import LOOPBACK_NETWORKS, CallerPolicy
 from replicator.server.http import HttpLimits, SidecarHTTPServer
 from replicator.server.metrics import SidecarMetrics
@@ -191,7 +192,7 @@ class Node:
         self.replica = Replica.open(self.data_dir / "index", replica_log, replica_settings)
         self.admin = AclAdmin(admin_log, super_users=s.all_super_users)
         if s.audit is not None:
-            self.audit = AuditEmitter(self._audit_sink(), self.data_dir / BUFFER_FILE, s.audit)
+            self.audit = AuditEmitter(self._audit_sink(), self.data_dir / SPOOL_DIR, s.audit)
         credentials = CredentialStore(self.data_dir / CREDENTIALS_FILE)
         policy = CallerPolicy(
             credentials=credentials,

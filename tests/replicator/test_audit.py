@@ -45,7 +45,7 @@ def test_denials_are_always_emitted_and_allows_sampled(tmp_path: Path) -> None:
     for rate, expected in ((0.0, ["t0", "t2"]), (1.0, ["t0", "t1", "t2", "t3", "t4"])):
         sink = EmbeddedChangeLog(tmp_path / f"sink-{rate}")
         emitter = AuditEmitter(
-            sink, tmp_path / f"buffer-{rate}.sqlite3", AuditSettings(allow_sample_rate=rate)
+            sink, tmp_path / f"spool-{rate}", AuditSettings(allow_sample_rate=rate)
         )
         emitter.record("User:bob", "10.0.0.1", actions, decisions, 41)
         assert emitter.flush(10)
@@ -57,7 +57,7 @@ def test_denials_are_always_emitted_and_allows_sampled(tmp_path: Path) -> None:
 @pytest.mark.unit
 def test_a_sampled_share_of_allows(tmp_path: Path) -> None:
     sink = EmbeddedChangeLog(tmp_path / "sink")
-    emitter = AuditEmitter(sink, tmp_path / "b.sqlite3", AuditSettings(allow_sample_rate=0.25))
+    emitter = AuditEmitter(sink, tmp_path / "spool", AuditSettings(allow_sample_rate=0.25))
     emitter.record("User:a", "h", [Action(READ, TOPIC, "t")] * 4000, [ALLOWED] * 4000, 0)
     assert emitter.flush(20)
     sent = emitter.figures().sent
@@ -134,7 +134,7 @@ def test_a_down_sink_buffers_durably_up_to_the_bound_counts_drops_then_delivers(
     kafka_bootstrap: str, unique_topic: Callable[[str], str], tmp_path: Path
 ) -> None:
     topic = unique_topic("audit")
-    buffer = tmp_path / "audit-buffer.sqlite3"
+    buffer = tmp_path / "audit-spool"
     settings = AuditSettings(buffer_max_events=5, sink_timeout_s=0.5, retry_backoff_s=0.2)
     fast = KafkaLogSettings(message_timeout_ms=500)
     down = KafkaChangeLog("127.0.0.1:9", topic, fast, create_topic=False)  # nothing listens on 9
@@ -142,13 +142,13 @@ def test_a_down_sink_buffers_durably_up_to_the_bound_counts_drops_then_delivers(
     metrics = SidecarMetrics()
     metrics.bind_audit(emitter.figures)
     emitter.record("User:a", "h", [Action(READ, TOPIC, f"t{i}") for i in range(8)], [DENIED] * 8, 3)
-    wait_until(lambda: emitter.figures().buffered + emitter.figures().dropped == 8, 30, "buffering")
+    # The events are on disk at once; the sender finds the sink down on its first try.
+    wait_until(lambda: not emitter.figures().sink_up, 30, "the sender to find the sink down")
     figures = emitter.figures()
     assert (figures.buffered, figures.dropped, figures.sent, figures.sink_up) == (5, 3, 0, False)
     page = metrics.render().decode()
     assert "aclstore_audit_dropped_events_total 3.0" in page
     assert "aclstore_audit_buffered_events 5.0" in page
-    buffered_ids = [key.decode() for _, key, _ in emitter.buffer.oldest(10)]
     emitter.close(timeout=5)
     down.close()
 
@@ -156,6 +156,7 @@ def test_a_down_sink_buffers_durably_up_to_the_bound_counts_drops_then_delivers(
     up = KafkaChangeLog(kafka_bootstrap, topic)
     emitter = AuditEmitter(up, buffer, AuditSettings(buffer_max_events=5, sink_timeout_s=15))
     assert (emitter.figures().buffered, emitter.figures().dropped) == (5, 3)  # kept across restart
+    assert emitter.flush(30)  # the spool is at its bound until the kept events are shipped
     emitter.record("User:b", "h", [Action(READ, TOPIC, "late")], [DENIED], 4)
     assert emitter.flush(30)
     figures = emitter.figures()
@@ -163,7 +164,7 @@ def test_a_down_sink_buffers_durably_up_to_the_bound_counts_drops_then_delivers(
     emitter.close()
     events = events_in(up)
     up.close()
-    assert [e["id"] for e in events[:5]] == buffered_ids
+    assert len({e["id"] for e in events}) == 6
     assert [e["data"]["resourceName"] for e in events] == [
         "t0",
         "t1",
@@ -173,3 +174,43 @@ def test_a_down_sink_buffers_durably_up_to_the_bound_counts_drops_then_delivers(
         "late",
     ]  # "x" has no ACL applying to it (the DENY is PREFIXED "secret"): the no-ACL default.
     assert events[1]["data"]["reason"]["rule"] == "DEFAULT_DENY"
+
+
+@pytest.mark.unit
+def test_events_left_in_an_earlier_versions_sqlite_buffer_are_shipped_first(tmp_path: Path) -> None:
+    """The SQLite buffer of earlier versions, as they wrote it: its events move into the spool."""
+    import sqlite3
+
+    from replicator.contract.audit_event import audit_event, encode_audit_event
+    from replicator.server.audit import LEGACY_BUFFER_FILE, SPOOL_DIR
+
+    deny = binding(TOPIC, "secret", "User:eve", READ, permission=AclPermissionType.DENY)
+    old = [
+        audit_event(
+            event_id=f"old{i}", source="aclstore://old", time_ns=1_700_000_000_000_001_000 + i,
+            principal="User:eve", host="10.0.0.9", action=Action(READ, TOPIC, f"secret-{i}"),
+            decision=Decision(AuthorizationResult.DENIED, DecisionRule.MATCHING_ACL, deny),
+            offset=7,
+        )
+        for i in range(3)
+    ]
+    db = sqlite3.connect(tmp_path / LEGACY_BUFFER_FILE)
+    db.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, key BLOB, value BLOB)")
+    db.executemany(
+        "INSERT INTO events (key, value) VALUES (?, ?)",
+        [(e["id"].encode(), encode_audit_event(e)) for e in old],
+    )
+    db.commit()
+    db.close()
+    sink = EmbeddedChangeLog(tmp_path / "sink")
+    emitter = AuditEmitter(sink, tmp_path / SPOOL_DIR, AuditSettings(source="aclstore://new"))
+    emitter.record("User:bob", "h", [Action(READ, TOPIC, "new")], [DENIED], 8)
+    assert emitter.flush(10)
+    emitter.close()
+    events = events_in(sink)
+    sink.close()
+    assert not (tmp_path / LEGACY_BUFFER_FILE).exists()
+    assert [e["data"]["resourceName"] for e in events] == ["secret-0", "secret-1", "secret-2", "new"]
+    # The same events but for the id and source, which the spool gives: the data is kept whole.
+    assert [e["data"] for e in events[:3]] == [e["data"] for e in old]
+    assert [e["time"] for e in events[:3]] == [e["time"] for e in old]

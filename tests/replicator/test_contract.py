@@ -18,7 +18,15 @@ import pytest
 from schema_support import violations
 
 from replicator.contract import answers, requests
-from replicator.contract.audit_event import EVENT_TYPE, SCHEMA_FILE, audit_event, audit_event_schema
+from replicator.contract.audit_event import (
+    EVENT_TYPE,
+    SCHEMA_FILE,
+    AuditEventEncoder,
+    audit_event,
+    audit_event_schema,
+    decision_names,
+    encode_audit_event,
+)
 from replicator.contract.bindings import RESOURCE_NAME, acl_filter, binding, binding_json
 from replicator.contract.endpoints import ENDPOINTS, endpoint
 from replicator.contract.fields import BadRequestError
@@ -238,3 +246,42 @@ def test_audit_events_conform_to_the_declared_schema_field_by_field() -> None:
         "$.data.offset: '12' is not of type ['integer']"
     ]
     assert violations({**event, "extra": 1}, schema) == ["$: unexpected extra"]
+
+
+def test_the_fast_audit_encoder_writes_the_bytes_of_the_event_dict() -> None:
+    """The sender's encoder against ``json.dumps`` of :func:`audit_event`, byte for byte."""
+    quoted = AclBinding.of(
+        ResourceType.TOPIC, 'caf\u00e9 "x"\\', PatternType.PREFIXED, "User:\u00e9ve",
+        "*", AclOperation.ALL, AclPermissionType.ALLOW,
+    )  # fmt: skip
+    cases = [
+        (Action(AclOperation.READ, ResourceType.TOPIC, "secret-x"), BY_ACL),
+        (Action(AclOperation.WRITE, ResourceType.GROUP, "*", PatternType.ANY), BY_DEFAULT),
+        (
+            Action(AclOperation.DESCRIBE, ResourceType.TOPIC, 'caf\u00e9 "x"\\ \n end'),
+            Decision(AuthorizationResult.ALLOWED, DecisionRule.MATCHING_ACL, quoted),
+        ),
+        (
+            Action(AclOperation.ALTER, ResourceType.CLUSTER, "kafka-cluster"),
+            Decision(AuthorizationResult.DENIED, DecisionRule.RESOURCE_HAS_ACLS),
+        ),
+    ]
+    encoder = AuditEventEncoder("aclstore://h\u00f6st/127.0.0.1:9096")
+    for principal, host in (("User:eve", "192.0.2.7"), ('User:"\u00e9ve"\t', "::1")):
+        ids = [f"id-{i}" for i in range(len(cases))]
+        # The decisions as the spool keeps them: through JSON and back.
+        names = json.loads(json.dumps([decision_names(a, d) for a, d in cases]))
+        fast = encoder.encode(
+            event_ids=ids, time_ns=1_700_000_000_123_456_789, principal=principal, host=host,
+            offset=12, decisions=names,
+        )  # fmt: skip
+        slow = [
+            encode_audit_event(audit_event(
+                event_id=i, source="aclstore://h\u00f6st/127.0.0.1:9096",
+                time_ns=1_700_000_000_123_456_789, principal=principal, host=host, action=a,
+                decision=d, offset=12,
+            ))
+            for i, (a, d) in zip(ids, cases, strict=True)
+        ]
+        assert fast == slow
+    assert json.loads(fast[2])["data"]["reason"]["binding"]["resourceName"] == 'caf\u00e9 "x"\\'
