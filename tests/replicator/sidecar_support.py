@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import http.client
 import json
+import shlex
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from replicator import cli
 from replicator.client import ClientConfig, StoreClient
 from replicator.server.audit import AuditSettings
 from replicator.server.node import Node, NodeSettings
@@ -151,3 +155,15 @@ def wait_until(
             return
         time.sleep(0.02)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def run_cli(node: Node, capsys: pytest.CaptureFixture[str], line: str) -> tuple[int, str, str]:
+    """``aclstore <line>`` (split as a shell would) against ``node`` with its admin
+    credential, through ``cli.main`` as the console script runs it: (exit code, out, err)."""
+    assert node.info is not None
+    admin = str(node.info.credential.properties_path)
+    command, *rest = shlex.split(line)
+    code = cli.main([command, "--store", node.url, "--command-config", admin, *rest])
+    out, err = capsys.readouterr()
+    return code, out, err
+

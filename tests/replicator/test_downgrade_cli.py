@@ -5,37 +5,17 @@ of the older format with ``too_new_events=ignore`` over the same log allows it."
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sidecar_support import start_node
+from sidecar_support import run_cli
 
-from replicator import cli
 from replicator.replica import Replica, ReplicaSettings
 from replicator.server.node import Node
 from store.acl import AclOperation, ResourceType
 from store.authorizer import Action
 from store.fold import TooNewEvents
 from store.log import EmbeddedChangeLog
-
-
-@pytest.fixture
-def node(tmp_path: Path) -> Iterator[Node]:
-    n = start_node(tmp_path / "node")
-    yield n
-    n.stop()
-
-
-def aclstore(node: Node, capsys: pytest.CaptureFixture[str], line: str) -> tuple[int, str]:
-    assert node.info is not None
-    admin = str(node.info.credential.properties_path)
-    command, *rest = shlex.split(line)
-    code = cli.main([command, "--store", node.url, "--command-config", admin, *rest])
-    out, err = capsys.readouterr()
-    assert "error" not in err, err
-    return code, out
 
 
 def test_a_prefixed_deny_makes_a_downgrade_to_v1_unsafe(
@@ -46,9 +26,9 @@ def test_a_prefixed_deny_makes_a_downgrade_to_v1_unsafe(
         "acls --add --deny-principal User:bob --operation Read --topic secret- "
         "--resource-pattern-type prefixed",
     ]:
-        assert aclstore(node, capsys, line)[0] == 0
+        assert run_cli(node, capsys, line)[0] == 0
 
-    code, out = aclstore(node, capsys, "downgrade-check --to 1 --format json")
+    code, out, _ = run_cli(node, capsys, "downgrade-check --to 1 --format json")
     report = json.loads(out)
     assert code == 1 and report["safe"] is False
     assert report["stopping"] == 1
@@ -63,9 +43,10 @@ def test_a_prefixed_deny_makes_a_downgrade_to_v1_unsafe(
     action = [Action(AclOperation.READ, ResourceType.TOPIC, witness["resourceName"])]
 
     # The node reads the current format: the witness is denied.
-    code, out = aclstore(
+    code, out, _ = run_cli(
         node, capsys, f"authorize --principal User:bob --host {witness['host']} "
-        f"--operation Read --topic {witness['resourceName']} --format json",
+        f"--operation Read --topic {witness['resourceName']} --format json "
+        f"--min-offset {report['offset']}",  # the state the report read
     )  # fmt: skip
     assert json.loads(out)["results"] == ["DENIED"]
 
@@ -82,6 +63,6 @@ def test_a_prefixed_deny_makes_a_downgrade_to_v1_unsafe(
         old.close()
         log.close()
 
-    code, out = aclstore(node, capsys, "downgrade-check --to 2")
+    code, out, _ = run_cli(node, capsys, "downgrade-check --to 2")
     assert code == 0
     assert out.splitlines()[0] == "Downgrade to event format v2: SAFE: no access would widen"

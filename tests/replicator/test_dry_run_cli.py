@@ -5,12 +5,9 @@ and nothing written by the dry run itself."""
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from sidecar_support import start_node
+from sidecar_support import run_cli
 
 from replicator import cli
 from replicator.server.node import Node
@@ -20,27 +17,14 @@ DENY_BOB = (
 )
 
 
-@pytest.fixture
-def node(tmp_path: Path) -> Iterator[Node]:
-    n = start_node(tmp_path / "node")
-    yield n
-    n.stop()
-
-
-def aclstore(node: Node, capsys: pytest.CaptureFixture[str], line: str) -> tuple[int, str]:
-    assert node.info is not None
-    admin = str(node.info.credential.properties_path)
-    command, *rest = shlex.split(line)
-    code = cli.main([command, "--store", node.url, "--command-config", admin, *rest])
-    out, err = capsys.readouterr()
-    assert "error" not in err, err
-    return code, out
-
-
-def decide(node: Node, capsys: pytest.CaptureFixture[str], witness: dict[str, str]) -> str:
-    code, out = aclstore(
+def decide(
+    node: Node, capsys: pytest.CaptureFixture[str], witness: dict[str, str], min_offset: int = -1
+) -> str:
+    """The node's decision on the witness, once its replica has applied ``min_offset``."""
+    code, out, _ = run_cli(
         node, capsys, f"authorize --principal {witness['principal']} --host {witness['host']} "
-        f"--operation {witness['operation']} --topic {witness['resourceName']} --format json",
+        f"--operation {witness['operation']} --topic {witness['resourceName']} --format json "
+        f"--min-offset {min_offset}",
     )  # fmt: skip
     assert code in (0, 1)
     result: str = json.loads(out)["results"][0]
@@ -48,7 +32,7 @@ def decide(node: Node, capsys: pytest.CaptureFixture[str], witness: dict[str, st
 
 
 def acl_count(node: Node, capsys: pytest.CaptureFixture[str]) -> tuple[int, int]:
-    out = aclstore(node, capsys, "acls --list --format json")[1]
+    out = run_cli(node, capsys, "acls --list --format json")[1]
     answer = json.loads(out)
     return len(answer["bindings"]), int(answer["offset"])
 
@@ -56,10 +40,10 @@ def acl_count(node: Node, capsys: pytest.CaptureFixture[str]) -> tuple[int, int]
 def test_dry_run_of_a_prefixed_deny_shows_the_narrowed_read_and_writes_nothing(
     node: Node, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert aclstore(node, capsys, "acls --add --allow-principal User:* --operation Read --topic *")[0] == 0
+    assert run_cli(node, capsys, "acls --add --allow-principal User:* --operation Read --topic *")[0] == 0
     before = acl_count(node, capsys)
 
-    code, out = aclstore(node, capsys, f"acls --add {DENY_BOB} --dry-run --format json")
+    code, out, _ = run_cli(node, capsys, f"acls --add {DENY_BOB} --dry-run --format json")
     report = json.loads(out)
     assert code == 0 and report["dryRun"] is True and report["removed"] == []
     assert [(b["resourceName"], b["permissionType"]) for b in report["added"]] == [("secret-", "DENY")]
@@ -71,11 +55,13 @@ def test_dry_run_of_a_prefixed_deny_shows_the_narrowed_read_and_writes_nothing(
 
     witness = row["witness"]
     assert decide(node, capsys, witness) == "ALLOWED"
-    assert aclstore(node, capsys, f"acls --add {DENY_BOB}")[0] == 0
-    assert decide(node, capsys, witness) == "DENIED"
+    code, _, err = run_cli(node, capsys, f"acls --add {DENY_BOB}")
+    assert code == 0, err
+    offset = int(err.strip().removeprefix("(log offset ").removesuffix(")"))
+    assert decide(node, capsys, witness, offset) == "DENIED"
 
     # removing it again: the same set widens back; the table says so first
-    code, out = aclstore(node, capsys, f"acls --remove {DENY_BOB} --dry-run")
+    code, out, _ = run_cli(node, capsys, f"acls --remove {DENY_BOB} --dry-run")
     lines = out.splitlines()
     assert code == 0 and lines[0].startswith("Dry run (nothing written): 0 ACL(s) to add, 1 to remove")
     widened = lines.index("WIDENED (now DENIED, after ALLOWED): 1")

@@ -4,34 +4,14 @@ refused with the widened access named, then forced with a reason kept in the log
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from sidecar_support import start_node
+from sidecar_support import run_cli
 
-from replicator import cli
 from replicator.server.node import Node
 from store.events import ConfigAltered
 from store.fold import ChangeKind, fold_records
 from store.log import EmbeddedChangeLog
-
-
-@pytest.fixture
-def node(tmp_path: Path) -> Iterator[Node]:
-    n = start_node(tmp_path / "node")
-    yield n
-    n.stop()
-
-
-def aclstore(node: Node, capsys: pytest.CaptureFixture[str], line: str) -> tuple[int, str, str]:
-    assert node.info is not None
-    admin = str(node.info.credential.properties_path)
-    command, *rest = shlex.split(line)
-    code = cli.main([command, "--store", node.url, "--command-config", admin, *rest])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_widening_downgrade_is_refused_then_forced_with_a_recorded_reason(
@@ -42,21 +22,21 @@ def test_a_widening_downgrade_is_refused_then_forced_with_a_recorded_reason(
         "acls --add --deny-principal User:bob --operation Read --topic secret- "
         "--resource-pattern-type prefixed",
     ]:
-        assert aclstore(node, capsys, line)[0] == 0
+        assert run_cli(node, capsys, line)[0] == 0
 
-    code, _, err = aclstore(node, capsys, "configs --alter --add-config acl.format.version=1")
+    code, _, err = run_cli(node, capsys, "configs --alter --add-config acl.format.version=1")
     assert code == 1, err  # the store refused (INVALID_CONFIG over HTTP)
     assert err.startswith("error: cannot lower acl.format.version to 1: a reader of format 1")
     assert "READ on TOPIC secret-* for User:bob" in err
 
-    code, out, err = aclstore(
+    code, out, err = run_cli(
         node, capsys,
         "configs --alter --add-config acl.format.version=1 --force-reason 'rollback of broker 3'",
     )  # fmt: skip
     assert code == 0, err
     assert "acl.format.version.forced, acl.format.version" in out
 
-    code, out, _ = aclstore(node, capsys, "configs --describe --format json")
+    code, out, _ = run_cli(node, capsys, "configs --describe --format json")
     values = {c["name"]: c for c in json.loads(out)["configs"]}
     assert values["acl.format.version"]["value"] == "1"
     assert values["acl.format.version.forced"]["value"].endswith(": rollback of broker 3")
