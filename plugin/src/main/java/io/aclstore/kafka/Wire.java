@@ -60,28 +60,28 @@ final class Wire {
     static ObjectNode binding(AclBinding binding) {
         ResourcePattern pattern = binding.pattern();
         AccessControlEntry entry = binding.entry();
-        ObjectNode node = JSON.objectNode();
-        node.put("resourceType", pattern.resourceType().name());
-        node.put("resourceName", pattern.name());
-        node.put("patternType", pattern.patternType().name());
-        node.put("principal", entry.principal());
-        node.put("host", entry.host());
-        node.put("operation", entry.operation().name());
-        node.put("permissionType", entry.permissionType().name());
-        return node;
+        return aclFields(pattern.resourceType(), pattern.name(), pattern.patternType(),
+                entry.principal(), entry.host(), entry.operation(), entry.permissionType());
     }
 
     static ObjectNode filter(AclBindingFilter filter) {
         ResourcePatternFilter pattern = filter.patternFilter();
         AccessControlEntryFilter entry = filter.entryFilter();
+        return aclFields(pattern.resourceType(), pattern.name(), pattern.patternType(),
+                entry.principal(), entry.host(), entry.operation(), entry.permissionType());
+    }
+
+    /** The seven fields of a binding or a filter as the API names them (null: any). */
+    private static ObjectNode aclFields(ResourceType resourceType, String name, PatternType patternType,
+            String principal, String host, AclOperation operation, AclPermissionType permission) {
         ObjectNode node = JSON.objectNode();
-        node.put("resourceType", pattern.resourceType().name());
-        node.put("resourceName", pattern.name());
-        node.put("patternType", pattern.patternType().name());
-        node.put("principal", entry.principal());
-        node.put("host", entry.host());
-        node.put("operation", entry.operation().name());
-        node.put("permissionType", entry.permissionType().name());
+        node.put("resourceType", resourceType.name());
+        node.put("resourceName", name);
+        node.put("patternType", patternType.name());
+        node.put("principal", principal);
+        node.put("host", host);
+        node.put("operation", operation.name());
+        node.put("permissionType", permission.name());
         return node;
     }
 
