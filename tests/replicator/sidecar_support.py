@@ -167,3 +167,12 @@ def run_cli(node: Node, capsys: pytest.CaptureFixture[str], line: str) -> tuple[
     out, err = capsys.readouterr()
     return code, out, err
 
+
+PREFIXED_DENY_UNDER_WILDCARD_ALLOW = (
+    "acls --add --allow-principal User:* --operation Read --topic *",
+    "acls --add --deny-principal User:bob --operation Read --topic secret- "
+    "--resource-pattern-type prefixed",
+)
+"""KIP-290's downgrade hole as ``aclstore`` command lines: every principal may read every
+topic, bob is denied the ``secret-`` topics by a PREFIXED DENY a format-1 reader ignores."""
+

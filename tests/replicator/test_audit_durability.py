@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -179,15 +178,6 @@ def test_a_sigkilled_node_loses_no_audit_event_and_doubles_none(tmp_path: Path) 
 
 
 # --- the audit log unreachable for a while -----------------------------------------------------
-
-
-@pytest.fixture
-def restartable_broker(kafka_broker: LocalKafka | None) -> Iterator[LocalKafka]:
-    if kafka_broker is None:
-        pytest.skip("the session's Kafka is not a local broker this run can stop and restart")
-    yield kafka_broker
-    if not kafka_broker.running:
-        kafka_broker.start()
 
 
 @pytest.mark.kafka

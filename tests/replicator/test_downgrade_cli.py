@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sidecar_support import run_cli
+from sidecar_support import PREFIXED_DENY_UNDER_WILDCARD_ALLOW, run_cli
 
 from replicator.replica import Replica, ReplicaSettings
 from replicator.server.node import Node
@@ -21,11 +21,7 @@ from store.log import EmbeddedChangeLog
 def test_a_prefixed_deny_makes_a_downgrade_to_v1_unsafe(
     node: Node, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for line in [
-        "acls --add --allow-principal User:* --operation Read --topic *",
-        "acls --add --deny-principal User:bob --operation Read --topic secret- "
-        "--resource-pattern-type prefixed",
-    ]:
+    for line in PREFIXED_DENY_UNDER_WILDCARD_ALLOW:
         assert run_cli(node, capsys, line)[0] == 0
 
     code, out, _ = run_cli(node, capsys, "downgrade-check --to 1 --format json")

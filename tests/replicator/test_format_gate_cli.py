@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sidecar_support import run_cli
+from sidecar_support import PREFIXED_DENY_UNDER_WILDCARD_ALLOW, run_cli
 
 from replicator.server.node import Node
 from store.events import ConfigAltered
@@ -17,11 +17,7 @@ from store.log import EmbeddedChangeLog
 def test_a_widening_downgrade_is_refused_then_forced_with_a_recorded_reason(
     node: Node, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for line in [
-        "acls --add --allow-principal User:* --operation Read --topic *",
-        "acls --add --deny-principal User:bob --operation Read --topic secret- "
-        "--resource-pattern-type prefixed",
-    ]:
+    for line in PREFIXED_DENY_UNDER_WILDCARD_ALLOW:
         assert run_cli(node, capsys, line)[0] == 0
 
     code, _, err = run_cli(node, capsys, "configs --alter --add-config acl.format.version=1")

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -298,15 +297,6 @@ def _many_names() -> list[str]:
 
 
 # --- a broker restart while a replica tails it -----------------------------------------------
-
-
-@pytest.fixture
-def restartable_broker(kafka_broker: LocalKafka | None) -> Iterator[LocalKafka]:
-    if kafka_broker is None:
-        pytest.skip("the session's Kafka is not a local broker this run can stop and restart")
-    yield kafka_broker
-    if not kafka_broker.running:
-        kafka_broker.start()
 
 
 def test_broker_restart_replica_keeps_answering_then_catches_up(
