@@ -25,7 +25,7 @@ from devtools.plugin import plugin_jar
 from replicator.server.node import Node, NodeSettings
 from replicator.server.tls import TlsSettings
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.slow  # each test runs a JVM (the broker's plugin loader)
 
 HARNESS = Path(__file__).resolve().parents[1] / "java" / "PluginMetricsHarness.java"
 

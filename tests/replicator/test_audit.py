@@ -38,7 +38,7 @@ def events_in(log: EmbeddedChangeLog | KafkaChangeLog) -> list[dict]:  # type: i
         records.extend(batch)
 
 
-@pytest.mark.unit
+@pytest.mark.slow  # a live node and its sender's shipping rounds
 def test_denials_are_always_emitted_and_allows_sampled(tmp_path: Path) -> None:
     actions = [Action(READ, TOPIC, f"t{i}") for i in range(5)]
     decisions = [DENIED, ALLOWED, DENIED, ALLOWED, ALLOWED]
@@ -65,7 +65,7 @@ def test_a_sampled_share_of_allows(tmp_path: Path) -> None:
     assert 800 <= sent <= 1200  # binomial(4000, 0.25): mean 1000, sd 27
 
 
-@pytest.mark.unit
+@pytest.mark.slow  # a live node and its sender's shipping rounds
 def test_a_node_emits_cloudevents_with_the_replica_offset(tmp_path: Path) -> None:
     node = start_node(tmp_path / "n", audit=AuditSettings(allow_sample_rate=0.0, source="aclstore://test"))
     raw = Raw(node)
@@ -176,7 +176,7 @@ def test_a_down_sink_buffers_durably_up_to_the_bound_counts_drops_then_delivers(
     assert events[1]["data"]["reason"]["rule"] == "DEFAULT_DENY"
 
 
-@pytest.mark.unit
+@pytest.mark.slow  # a live node and its sender's shipping rounds
 def test_events_left_in_an_earlier_versions_sqlite_buffer_are_shipped_first(tmp_path: Path) -> None:
     """The SQLite buffer of earlier versions, as they wrote it: its events move into the spool."""
     import sqlite3
