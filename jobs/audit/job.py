@@ -14,15 +14,13 @@ the per-minute figures are computed from the table (:func:`jobs.audit.transform.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Final
 
 from jobs.audit.transform import decisions, deduplicated
 from jobs.history.archive import LogSource
+from jobs.streaming import idempotent_merge, run_micro_batches, table_app_id
 
 DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
-_TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
-_TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
 
 
 def decisions_path(location: str) -> str:
@@ -31,7 +29,7 @@ def decisions_path(location: str) -> str:
 
 def table_id(location: str) -> str:
     """The Delta ``txnAppId`` of the table at ``location`` (stable across restarts)."""
-    return "aclstore-audit-" + hashlib.sha256(location.rstrip("/").encode()).hexdigest()[:16]
+    return table_app_id("audit", location)
 
 
 def run_audit(
@@ -49,18 +47,10 @@ def run_audit(
     def each_batch(batch: Any, batch_id: int) -> None:
         merge_batch(spark, deduplicated(batch), path, app_id, batch_id)
 
-    writer = (
-        decisions(source.stream(spark, max_records_per_batch))
-        .writeStream.foreachBatch(each_batch)
-        .option("checkpointLocation", checkpoint)
-        .queryName("aclstore_audit")
-    )
-    writer = writer.trigger(availableNow=True) if once else writer.trigger(processingTime="1 second")
-    query = writer.start()
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
+    run_micro_batches(
+        decisions(source.stream(spark, max_records_per_batch)), each_batch,
+        checkpoint=checkpoint, name="aclstore_audit", once=once,
+    )  # fmt: skip
 
 
 def merge_batch(spark: Any, rows: Any, path: str, app_id: str, batch_id: int) -> None:
@@ -69,11 +59,6 @@ def merge_batch(spark: Any, rows: Any, path: str, app_id: str, batch_id: int) ->
 
     if not DeltaTable.isDeltaTable(spark, path):
         rows.limit(0).write.format("delta").mode("ignore").save(path)
-    spark.conf.set(_TXN_APP_ID, app_id)
-    spark.conf.set(_TXN_VERSION, str(batch_id))
-    try:
+    with idempotent_merge(spark, app_id, batch_id):
         (DeltaTable.forPath(spark, path).alias("t").merge(rows.alias("s"), "t.id = s.id")
          .whenNotMatchedInsertAll().execute())  # fmt: skip
-    finally:
-        spark.conf.unset(_TXN_APP_ID)
-        spark.conf.unset(_TXN_VERSION)

@@ -15,7 +15,6 @@ batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,12 +33,11 @@ from jobs.history.tables import (
     validity_path,
 )
 from jobs.history.worker import DECODED_SCHEMA, decode_partition, stop_message
+from jobs.streaming import idempotent_merge, run_micro_batches, table_app_id
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
 
 DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
-_TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
-_TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,7 +98,7 @@ class LogSource:
 
 def archive_id(location: str) -> str:
     """The Delta ``txnAppId`` of the archive at ``location`` (stable across restarts)."""
-    return "aclstore-history-" + hashlib.sha256(location.rstrip("/").encode()).hexdigest()[:16]
+    return table_app_id("history", location)
 
 
 def ensure_tables(spark: Any, location: str) -> None:
@@ -141,17 +139,12 @@ def write_batch(spark: Any, location: str, events: Any, batch_id: int) -> None:
      .option("txnVersion", batch_id).save(events_path(location)))  # fmt: skip
     validity = DeltaTable.forPath(spark, validity_path(location))
     source = changed_intervals(events, validity.toDF().filter(f.col("toOffset").isNull()))
-    spark.conf.set(_TXN_APP_ID, app_id)
-    spark.conf.set(_TXN_VERSION, str(batch_id))
-    try:
+    with idempotent_merge(spark, app_id, batch_id):
         # Only open intervals can match (an interval is closed once): the null toOffset lets
         # Delta skip the files that hold closed intervals only.
         (validity.alias("t").merge(
             source.alias("s"), "t.toOffset IS NULL AND t.id = s.id AND t.fromOffset = s.fromOffset"
          ).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())  # fmt: skip
-    finally:
-        spark.conf.unset(_TXN_APP_ID)
-        spark.conf.unset(_TXN_VERSION)
 
 
 def archive_batch(spark: Any, location: str, batch: Any, batch_id: int) -> None:
@@ -198,19 +191,12 @@ def run_archive(
             stopped.append(error)
             raise
 
-    writer = (
-        source.stream(spark, max_records_per_batch)
-        .writeStream.foreachBatch(each_batch)
-        .option("checkpointLocation", checkpoint)
-        .queryName("aclstore_history_archive")
-    )
-    writer = writer.trigger(availableNow=True) if once else writer.trigger(processingTime="1 second")
-    query = writer.start()
     try:
-        query.awaitTermination()
+        run_micro_batches(
+            source.stream(spark, max_records_per_batch), each_batch,
+            checkpoint=checkpoint, name="aclstore_history_archive", once=once,
+        )  # fmt: skip
     except Exception as exc:
         if stopped:
             raise stopped[0] from exc
         raise
-    finally:
-        query.stop()

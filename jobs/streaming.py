@@ -1,0 +1,60 @@
+"""What every streaming job of aclstore shares: one micro-batch query until stopped (or, with
+``once``, until the source's end as it starts), and Delta's idempotent-write pair, so that a
+batch replayed after a crash writes nothing twice.
+
+A job's table id is stable across restarts (a hash of its location); each micro-batch is
+written with ``txnAppId`` = that id and ``txnVersion`` = the batch id, which Delta records
+and skips when it sees the pair again.  Appends take the pair as writer options; a MERGE
+reads it from the session, set only for the duration of the write (:func:`idempotent_merge`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+_TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
+_TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
+
+
+def table_app_id(kind: str, location: str) -> str:
+    """The Delta ``txnAppId`` of the ``kind`` table at ``location`` (stable across restarts)."""
+    return f"aclstore-{kind}-" + hashlib.sha256(location.rstrip("/").encode()).hexdigest()[:16]
+
+
+@contextmanager
+def idempotent_merge(spark: Any, app_id: str, batch_id: int) -> Iterator[None]:
+    """Delta writes inside carry (``app_id``, ``batch_id``): a replayed batch is skipped."""
+    spark.conf.set(_TXN_APP_ID, app_id)
+    spark.conf.set(_TXN_VERSION, str(batch_id))
+    try:
+        yield
+    finally:
+        spark.conf.unset(_TXN_APP_ID)
+        spark.conf.unset(_TXN_VERSION)
+
+
+def run_micro_batches(
+    frame: Any,
+    each_batch: Callable[[Any, int], None],
+    *,
+    checkpoint: str,
+    name: str,
+    once: bool,
+) -> None:
+    """Run ``each_batch`` over the streaming ``frame`` until stopped, or (``once``) until the
+    source's end as the query starts (trigger ``availableNow``); a failing batch ends it with
+    the batch's exception as the cause."""
+    writer = (
+        frame.writeStream.foreachBatch(each_batch)
+        .option("checkpointLocation", checkpoint)
+        .queryName(name)
+    )
+    writer = writer.trigger(availableNow=True) if once else writer.trigger(processingTime="1 second")
+    query = writer.start()
+    try:
+        query.awaitTermination()
+    finally:
+        query.stop()
