@@ -12,10 +12,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
+from jobs.history.answers import (
+    DiffAnswer,
+    HistoryEvent,
+    Interval,
+    RestorePlan,
+    Snapshot,
+    WhoAnswer,
+)
 from jobs.history.timeparse import format_time
 from store.acl import AclBinding
 
@@ -105,31 +113,10 @@ def grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> Grid:
 
 
 # --- each answer as a grid ------------------------------------------------------------------
-# Structural types: the fields of jobs.history.answers this module reads, so that rendering
-# depends on the answers' shape, not on how they are computed.
-
-
-class EventView(Protocol):
-    @property
-    def offset(self) -> int: ...
-    @property
-    def time_ms(self) -> int: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def binding(self) -> AclBinding | None: ...
-    @property
-    def config_name(self) -> str | None: ...
-    @property
-    def config_value(self) -> str | None: ...
-    @property
-    def actor(self) -> str | None: ...
-
-
 EVENT_HEADER: Final = ("offset", "time", "type", *BINDING_COLUMNS, "config", "value", "actor")
 
 
-def events_grid(events: Sequence[EventView]) -> Grid:
+def events_grid(events: Sequence[HistoryEvent]) -> Grid:
     return grid(
         EVENT_HEADER,
         [
@@ -145,7 +132,7 @@ def events_grid(events: Sequence[EventView]) -> Grid:
     )
 
 
-def event_summary(event: EventView | None) -> str:
+def event_summary(event: HistoryEvent | None) -> str:
     """One cell for an event: ``<offset> <type> <binding or name=value>``."""
     if event is None:
         return ""
@@ -153,17 +140,10 @@ def event_summary(event: EventView | None) -> str:
     return f"{event.offset} {event.type} {what}"
 
 
-class SnapshotView(Protocol):
-    @property
-    def bindings(self) -> Sequence[AclBinding]: ...
-    @property
-    def settings(self) -> Mapping[str, str]: ...
-
-
 SNAPSHOT_HEADER: Final = ("kind", *BINDING_COLUMNS, "name", "value")
 
 
-def snapshot_grid(snapshot: SnapshotView) -> Grid:
+def snapshot_grid(snapshot: Snapshot) -> Grid:
     blank = ("",) * len(BINDING_COLUMNS)
     return grid(
         SNAPSHOT_HEADER,
@@ -172,28 +152,10 @@ def snapshot_grid(snapshot: SnapshotView) -> Grid:
     )
 
 
-class WhoEntryView(Protocol):
-    @property
-    def principal(self) -> str: ...
-    @property
-    def deciding(self) -> str: ...
-    @property
-    def binding(self) -> AclBinding | None: ...
-
-
-class WhoView(Protocol):
-    @property
-    def allowed(self) -> Sequence[WhoEntryView]: ...
-    @property
-    def denied(self) -> Sequence[WhoEntryView]: ...
-    @property
-    def super_users(self) -> Sequence[str]: ...
-
-
 WHO_HEADER: Final = ("decision", "principal", "deciding", "binding")
 
 
-def who_grid(who: WhoView) -> Grid:
+def who_grid(who: WhoAnswer) -> Grid:
     """Super users first, then the principals allowed, then those denied despite an allow."""
     rows: list[tuple[str, ...]] = [("ALLOWED", u, "super.users", "") for u in who.super_users]
     rows += [("ALLOWED", *cells(e.principal, e.deciding, e.binding)) for e in who.allowed]
@@ -201,25 +163,10 @@ def who_grid(who: WhoView) -> Grid:
     return grid(WHO_HEADER, rows)
 
 
-class IntervalView(Protocol):
-    @property
-    def from_offset(self) -> int: ...
-    @property
-    def to_offset(self) -> int | None: ...
-    @property
-    def from_ms(self) -> int: ...
-    @property
-    def to_ms(self) -> int | None: ...
-    @property
-    def opened_by(self) -> EventView | None: ...
-    @property
-    def closed_by(self) -> EventView | None: ...
-
-
 WHEN_HEADER: Final = ("fromOffset", "toOffset", "from", "to", "openedBy", "closedBy")
 
 
-def when_grid(intervals: Sequence[IntervalView], *, series: str | None = None) -> Grid:
+def when_grid(intervals: Sequence[Interval], *, series: str | None = None) -> Grid:
     """One row per interval; ``toOffset`` and ``to`` blank while it is still open."""
     header = WHEN_HEADER if series is None else ("series", *WHEN_HEADER)
     prefix = () if series is None else (series,)
@@ -240,19 +187,10 @@ def when_grid(intervals: Sequence[IntervalView], *, series: str | None = None) -
     )
 
 
-class DiffView(Protocol):
-    @property
-    def added(self) -> Sequence[AclBinding]: ...
-    @property
-    def removed(self) -> Sequence[AclBinding]: ...
-    @property
-    def settings_changed(self) -> Sequence[tuple[str, str | None, str | None]]: ...
-
-
 DIFF_HEADER: Final = ("change", *BINDING_COLUMNS, "name", "old", "new")
 
 
-def diff_grid(diff: DiffView) -> Grid:
+def diff_grid(diff: DiffAnswer) -> Grid:
     blank = ("",) * len(BINDING_COLUMNS)
     return grid(
         DIFF_HEADER,
@@ -262,24 +200,16 @@ def diff_grid(diff: DiffView) -> Grid:
     )
 
 
-class RestoreView(Protocol):
-    @property
-    def creates(self) -> Sequence[AclBinding]: ...
-    @property
-    def deletes(self) -> Sequence[AclBinding]: ...
-
-
 RESTORE_HEADER: Final = ("action", *BINDING_COLUMNS)
 
 
-def restore_grid(plan: RestoreView) -> Grid:
+def restore_grid(plan: RestorePlan) -> Grid:
     """One row per delete and create, then one per setting set back (``set``: its name in
     the resourceName column, its value, or ``(default)``, in the principal column)."""
-    settings: Sequence[tuple[str, str | None]] = getattr(plan, "settings", ())
     blank = ("",) * (len(BINDING_COLUMNS) - 4)
     return grid(
         RESTORE_HEADER,
         [("delete", *binding_cells(b)) for b in sorted(plan.deletes)]
         + [("create", *binding_cells(b)) for b in sorted(plan.creates)]
-        + [("set", "", name, "", "(default)" if v is None else v, *blank) for name, v in settings],
+        + [("set", "", name, "", "(default)" if v is None else v, *blank) for name, v in plan.settings],
     )

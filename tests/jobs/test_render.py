@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import pytest
 
+from jobs.history.answers import (
+    DiffAnswer,
+    HistoryEvent,
+    Interval,
+    RestorePlan,
+    Snapshot,
+    WhoAnswer,
+    WhoEntry,
+)
 from jobs.history.render import (
     Grid,
     csv_text,
@@ -28,60 +36,6 @@ READ_ORDERS = AclBinding.of(ResourceType.TOPIC, "orders", PatternType.LITERAL, "
                             AclOperation.READ, AclPermissionType.ALLOW)  # fmt: skip
 DENY_ORD = AclBinding.of(ResourceType.TOPIC, "ord", PatternType.PREFIXED, "User:eve", "10.0.0.9",
                          AclOperation.ALL, AclPermissionType.DENY)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Event:
-    offset: int
-    time_ms: int
-    type: str
-    binding: AclBinding | None = None
-    config_name: str | None = None
-    config_value: str | None = None
-    actor: str | None = None
-
-
-@dataclass(frozen=True)
-class Interval:
-    from_offset: int
-    to_offset: int | None
-    from_ms: int
-    to_ms: int | None
-    opened_by: Event | None
-    closed_by: Event | None
-
-
-@dataclass(frozen=True)
-class Entry:
-    principal: str
-    deciding: str
-    binding: AclBinding | None
-
-
-@dataclass(frozen=True)
-class Who:
-    allowed: tuple[Entry, ...]
-    denied: tuple[Entry, ...]
-    super_users: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    bindings: tuple[AclBinding, ...]
-    settings: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Diff:
-    added: tuple[AclBinding, ...]
-    removed: tuple[AclBinding, ...]
-    settings_changed: tuple[tuple[str, str | None, str | None], ...]
-
-
-@dataclass(frozen=True)
-class Plan:
-    creates: tuple[AclBinding, ...]
-    deletes: tuple[AclBinding, ...]
 
 
 def test_table_aligns_columns_and_ends_with_the_offset() -> None:
@@ -111,8 +65,10 @@ def test_rows_must_match_the_header() -> None:
 
 def test_events_table() -> None:
     events = [
-        Event(3, T0, "ACL_CREATED", READ_ORDERS, actor="User:admin"),
-        Event(4, T0 + 1500, "CONFIG_ALTERED", config_name="super.users", config_value="User:ops"),
+        HistoryEvent(offset=3, time_ms=T0, type="ACL_CREATED", binding=READ_ORDERS,
+                     actor="User:admin"),
+        HistoryEvent(offset=4, time_ms=T0 + 1500, type="CONFIG_ALTERED",
+                     config_name="super.users", config_value="User:ops"),
     ]
     assert render("table", events_grid(events), 4, None) == (
         "offset  time                      type            resourceType  resourceName  patternType"
@@ -127,8 +83,8 @@ def test_events_table() -> None:
 
 
 def test_snapshot_csv_sorts_bindings_and_settings() -> None:
-    snapshot = Snapshot((READ_ORDERS, DENY_ORD), {"super.users": "User:ops",
-                                                  "allow.everyone.if.no.acl.found": "false"})  # fmt: skip
+    snapshot = Snapshot(offset=9, time_ms=None, bindings=(READ_ORDERS, DENY_ORD), settings={
+        "super.users": "User:ops", "allow.everyone.if.no.acl.found": "false"})  # fmt: skip
     header = (
         "kind,resourceType,resourceName,patternType,principal,host,operation,permissionType,name,value,offset"
     )
@@ -143,11 +99,13 @@ def test_snapshot_csv_sorts_bindings_and_settings() -> None:
 
 
 def test_who_lists_super_users_then_allowed_then_denied() -> None:
-    who = Who(
-        allowed=(Entry("User:bob", "ALLOW binding", READ_ORDERS), Entry("User:*", "no ACL found", None)),
-        denied=(Entry("User:eve", "DENY binding", DENY_ORD),),
+    who = WhoAnswer(
+        offset=5, time_ms=None, everyone=True,
+        allowed=(WhoEntry(principal="User:bob", deciding="ALLOW binding", binding=READ_ORDERS),
+                 WhoEntry(principal="User:*", deciding="no ACL found")),
+        denied=(WhoEntry(principal="User:eve", deciding="DENY binding", binding=DENY_ORD),),
         super_users=("User:ops",),
-    )
+    )  # fmt: skip
     assert csv_text(who_grid(who), 5).splitlines() == [
         "decision,principal,deciding,binding,offset",
         "ALLOWED,User:ops,super.users,,5",
@@ -158,14 +116,16 @@ def test_who_lists_super_users_then_allowed_then_denied() -> None:
 
 
 def test_when_table_leaves_an_open_interval_blank() -> None:
-    opened = Event(3, T0, "ACL_CREATED", READ_ORDERS)
-    closed = Event(8, T0 + 60_000, "ACL_DELETED", READ_ORDERS)
-    reopened = Event(11, T0 + 120_000, "CONFIG_ALTERED", config_name="allow.everyone.if.no.acl.found",
-                     config_value="true")  # fmt: skip
+    opened = HistoryEvent(offset=3, time_ms=T0, type="ACL_CREATED", binding=READ_ORDERS)
+    closed = HistoryEvent(offset=8, time_ms=T0 + 60_000, type="ACL_DELETED", binding=READ_ORDERS)
+    reopened = HistoryEvent(offset=11, time_ms=T0 + 120_000, type="CONFIG_ALTERED",
+                            config_name="allow.everyone.if.no.acl.found", config_value="true")  # fmt: skip
     intervals = [
-        Interval(3, 8, T0, T0 + 60_000, opened, closed),
-        Interval(11, None, T0 + 120_000, None, reopened, None),
-    ]
+        Interval(from_offset=3, to_offset=8, from_ms=T0, to_ms=T0 + 60_000, opened_by=opened,
+                 closed_by=closed),
+        Interval(from_offset=11, to_offset=None, from_ms=T0 + 120_000, to_ms=None,
+                 opened_by=reopened),
+    ]  # fmt: skip
     lines = table_text(when_grid(intervals), 12).splitlines()
     assert lines[0].split() == ["fromOffset", "toOffset", "from", "to", "openedBy", "closedBy"]
     assert lines[1].split()[:4] == ["3", "8", "2001-09-09T01:46:40.000Z", "2001-09-09T01:47:40.000Z"]
@@ -184,15 +144,16 @@ def test_when_table_leaves_an_open_interval_blank() -> None:
 
 
 def test_diff_and_restore_csv() -> None:
-    diff = Diff(
-        added=(DENY_ORD,), removed=(READ_ORDERS,), settings_changed=(("super.users", None, "User:ops"),)
-    )
+    diff = DiffAnswer(
+        from_offset=1, to_offset=20, added=(DENY_ORD,), removed=(READ_ORDERS,),
+        settings_changed=(("super.users", None, "User:ops"),),
+    )  # fmt: skip
     assert csv_text(diff_grid(diff), 20).splitlines()[1:] == [
         "added,TOPIC,ord,PREFIXED,User:eve,10.0.0.9,ALL,DENY,,,,20",
         "removed,TOPIC,orders,LITERAL,User:bob,*,READ,ALLOW,,,,20",
         "setting,,,,,,,,super.users,,User:ops,20",
     ]
-    plan = Plan(creates=(READ_ORDERS,), deletes=(DENY_ORD,))
+    plan = RestorePlan(at_offset=1, offset=20, creates=(READ_ORDERS,), deletes=(DENY_ORD,))
     assert csv_text(restore_grid(plan), 20).splitlines() == [
         "action,resourceType,resourceName,patternType,principal,host,operation,permissionType,offset",
         "delete,TOPIC,ord,PREFIXED,User:eve,10.0.0.9,ALL,DENY,20",
@@ -209,7 +170,7 @@ def test_json_is_the_given_document_and_an_unknown_format_is_refused() -> None:
 
 
 def test_when_json_is_issue_10s_shape() -> None:
-    from jobs.history.answers import HistoryEvent, Interval, WhenAnswer
+    from jobs.history.answers import WhenAnswer
 
     opened = HistoryEvent(offset=3, time_ms=T0, type="ACL_CREATED", binding=READ_ORDERS, actor="User:admin")
     answer = WhenAnswer(
