@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -76,6 +77,8 @@ SASL_LISTENER = "SASL"
 """The client listener's name when the broker authenticates clients (SASL_PLAINTEXT, PLAIN)."""
 INTER_BROKER_USER = "admin"
 """The SASL user the broker itself connects as; it must be one of ``sasl_users``."""
+INTERNAL_LISTENER = "INTERNAL"
+"""An early-start SASL_PLAINTEXT listener for a sidecar that reads its log from this broker."""
 
 
 class LocalKafka:
@@ -88,6 +91,12 @@ class LocalKafka:
     broker connecting to itself as ``admin`` (the controller listener stays PLAINTEXT, so its
     callers are ``User:ANONYMOUS``); :meth:`client_config` gives a user's client settings.
     ``extra_classpath`` adds jars (an authorizer plugin) to the broker's classpath.
+
+    ``internal_listener`` (with ``sasl_users``) adds :data:`INTERNAL_LISTENER`, SASL_PLAINTEXT
+    on its own loopback port, to ``early.start.listeners`` beside the controller listener: it
+    serves before the authorizer's ``start()`` futures complete, so a sidecar can read the ACL
+    log from this broker while the client listener waits for that sidecar.
+    ``jvm_options`` are added to the broker's JVM command line (a JAAS file, as ``KAFKA_OPTS``).
     """
 
     def __init__(
@@ -98,10 +107,13 @@ class LocalKafka:
         heap: str = "768m",
         sasl_users: Mapping[str, str] | None = None,
         extra_classpath: Sequence[Path] = (),
+        internal_listener: bool = False,
+        jvm_options: Sequence[str] = (),
     ) -> None:
         self.workdir = Path(workdir)
         self.broker_port = free_port()
         self.controller_port = free_port()
+        self.internal_port = free_port() if internal_listener else None
         self.overrides = dict(overrides or {})
         self.heap = heap
         self.sasl_users = dict(sasl_users or {})
@@ -110,7 +122,10 @@ class LocalKafka:
                 f"sasl_users must include {INTER_BROKER_USER!r}, the user the broker connects "
                 f"to itself as; got {sorted(self.sasl_users)}"
             )
+        if internal_listener and not self.sasl_users:
+            raise BrokerStartError("internal_listener needs sasl_users (it is SASL_PLAINTEXT)")
         self.extra_classpath = tuple(Path(p) for p in extra_classpath)
+        self.jvm_options = tuple(jvm_options)
         self._proc: subprocess.Popen[bytes] | None = None
         self._formatted = False
         self._ever_started = False
@@ -118,6 +133,13 @@ class LocalKafka:
     @property
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.broker_port}"
+
+    @property
+    def internal_bootstrap_servers(self) -> str:
+        """The early-start listener's address (``internal_listener=True`` only)."""
+        if self.internal_port is None:
+            raise BrokerStartError("this broker has no internal listener")
+        return f"127.0.0.1:{self.internal_port}"
 
     def client_config(self, user: str | None = None) -> dict[str, str | int | float | bool]:
         """confluent-kafka settings to reach this broker, as SASL ``user`` when it needs one."""
@@ -182,7 +204,7 @@ class LocalKafka:
             f"password={quoted(self.sasl_users[INTER_BROKER_USER])} {users};"
         )
         listener = SASL_LISTENER.lower()
-        return {
+        props = {
             "listeners": (
                 f"{SASL_LISTENER}://127.0.0.1:{self.broker_port},"
                 f"CONTROLLER://127.0.0.1:{self.controller_port}"
@@ -194,10 +216,21 @@ class LocalKafka:
             "sasl.mechanism.inter.broker.protocol": "PLAIN",
             f"listener.name.{listener}.plain.sasl.jaas.config": jaas,
         }
+        if self.internal_port is not None:
+            internal = f"{INTERNAL_LISTENER}://127.0.0.1:{self.internal_port}"
+            props["listeners"] += f",{internal}"
+            props["advertised.listeners"] += f",{internal}"
+            props["listener.security.protocol.map"] += f",{INTERNAL_LISTENER}:SASL_PLAINTEXT"
+            props[f"listener.name.{INTERNAL_LISTENER.lower()}.plain.sasl.jaas.config"] = jaas
+            # Setting early.start.listeners replaces its default (the controller listeners,
+            # KafkaConfig.earlyStartListeners): the controller listener is named again.
+            props["early.start.listeners"] = f"CONTROLLER,{INTERNAL_LISTENER}"
+        return props
 
     def _java(self, main: str, *args: str, log: Path | None = None) -> list[str]:
         classpath = os.pathsep.join(str(p) for p in [*kafka_classpath(), *self.extra_classpath])
-        cmd = [require_java(), f"-Xmx{self.heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
+        cmd = [require_java(), f"-Xmx{self.heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+               *self.jvm_options]  # fmt: skip
         if log is not None:
             config = self.workdir / "log4j2.properties"
             config.write_text(_LOG4J2.format(log=log))
@@ -208,7 +241,9 @@ class LocalKafka:
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "logs").mkdir(exist_ok=True)
         props = self.workdir / "server.properties"
-        props.write_text("".join(f"{k}={v}\n" for k, v in self._properties().items()))
+        # java.util.Properties reads a backslash as an escape: each is written twice.
+        escaped = {k: v.replace("\\", "\\\\") for k, v in self._properties().items()}
+        props.write_text("".join(f"{k}={v}\n" for k, v in escaped.items()))
         if (self.workdir / "data" / "meta.properties").exists():
             self._formatted = True
             return
@@ -225,6 +260,11 @@ class LocalKafka:
             )
         self._formatted = True
 
+    def start_in_background(self, *, timeout: float = 120.0) -> BackgroundStart:
+        """:meth:`start` on a thread, for a broker whose start waits on something started
+        after it (the sidecar its authorizer plugin waits for)."""
+        return BackgroundStart(self, timeout)
+
     def start(self, *, timeout: float = 120.0) -> str:
         """Start (or restart) the broker and wait until it answers metadata requests.
 
@@ -239,6 +279,8 @@ class LocalKafka:
                 if self._ever_started or attempt == 2 or not self._lost_port_race():
                     raise
                 self.broker_port, self.controller_port = free_port(), free_port()
+                if self.internal_port is not None:
+                    self.internal_port = free_port()
         raise AssertionError("unreachable")
 
     def _lost_port_race(self) -> bool:
@@ -334,3 +376,21 @@ def bootstrap_or_local_broker(label: str, *, heap: str = "768m") -> Iterator[str
         Path(workdir), heap=heap
     ) as broker:
         yield broker.bootstrap_servers
+
+
+class BackgroundStart:
+    """A :meth:`LocalKafka.start` running on a thread; its failure, if any, in ``failures``."""
+
+    def __init__(self, broker: LocalKafka, timeout: float) -> None:
+        self.failures: list[BaseException] = []
+        self._thread = threading.Thread(target=self._run, args=(broker, timeout), daemon=True)
+        self._thread.start()
+
+    def _run(self, broker: LocalKafka, timeout: float) -> None:
+        try:
+            broker.start(timeout=timeout)
+        except BaseException as exc:  # the caller reads it after join
+            self.failures.append(exc)
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)

@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from replicator.client import URL_ENV, ClientConfig, StoreClient
+from replicator.properties import read_properties
+from store.errors import InvalidConfigError
+from store.log.client_properties import KafkaClientProperties
 
 
 def _version() -> str:
@@ -69,3 +72,25 @@ def add_resource_options(parser: argparse.ArgumentParser) -> None:
     r("--transactional-id", action="append", help="transactional id ('*' for all); repeatable")
     r("--delegation-token", action="append", help="delegation token id ('*' for all); repeatable")
     r("--user-principal", action="append", help="a user principal as the resource (CreateTokens)")
+
+
+def add_log_config_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--log-config FILE``: how the commands that read a Kafka log connect to it."""
+    parser.add_argument(
+        "--log-config", metavar="FILE", type=Path,
+        help="Kafka client properties for the log's clients, as a Kafka tool's --command-config "
+        "(security.protocol, sasl.mechanism, sasl.jaas.config, ssl.ca.location)",
+    )  # fmt: skip
+
+
+def log_client(args: argparse.Namespace) -> KafkaClientProperties | None:
+    """The ``--log-config`` file read and checked (none: PLAINTEXT); it needs a Kafka log."""
+    if args.log_config is None:
+        return None
+    if not args.bootstrap_servers:
+        raise InvalidConfigError(
+            "--log-config needs --bootstrap-servers (it configures the Kafka log's clients)"
+        )
+    return KafkaClientProperties.from_java(
+        read_properties(args.log_config), source=str(args.log_config)
+    )

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replicator.cli.common import __version__
+from replicator.cli.common import __version__, add_log_config_option, log_client
 from store.errors import InvalidConfigError
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
         topic=args.topic or "aclstore-acls",
         audit_topic=args.audit_topic,
         log_settings=log_settings,
+        log_client=log_client(args),
         admin_principal=args.admin_principal,
         super_users=tuple(sorted(parse_super_users(args.super_users))),
         authorize_networks=tuple(args.authorize_from or LOOPBACK_NETWORKS),
@@ -152,6 +153,7 @@ def add_parser(commands: Any) -> None:
     a("--bootstrap-servers", help="use a Kafka topic as the log instead of the embedded one")
     a("--topic", help="the change-log topic (default: aclstore-acls)")
     a("--audit-topic", help="the audit topic (default: <topic>-audit)")
+    add_log_config_option(parser)
     a("--replication-factor", type=int, default=1, help="of a topic the node creates")
     a("--min-insync-replicas", type=int, default=1, help="of a topic the node creates")
     a("--admin-principal", default="User:admin", help="super user whose credential is created")

@@ -7,12 +7,12 @@ those Kafka requests with confluent-kafka's AdminClient and answers in the store
 carries no log offset: ``offset`` is None on this path.
 
 ``--command-config`` on this path is a Kafka client properties file, as for kafka-acls.sh:
-:func:`librdkafka_config` turns the Java client's keys into confluent-kafka's.
+:func:`store.log.client_properties.librdkafka_config` turns the Java client's keys into
+confluent-kafka's.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,56 +20,9 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from replicator.contract.bindings import InvalidItem, acl_filter, binding, binding_json, filter_json
-from store.errors import InvalidConfigError, InvalidRequestError
+from store.errors import InvalidRequestError
 from store.interop import from_confluent, to_confluent, to_confluent_filter
-
-_PASSED_THROUGH = frozenset({
-    "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.mechanisms",
-    "sasl.username", "sasl.password", "ssl.ca.location", "ssl.certificate.location",
-    "ssl.key.location", "ssl.key.password", "ssl.endpoint.identification.algorithm",
-    "client.id", "socket.timeout.ms",
-})  # fmt: skip
-"""Keys the Java client and librdkafka share (or librdkafka's own, which a file may hold)."""
-
-_IGNORED = frozenset({"request.timeout.ms", "default.api.timeout.ms", "retries", "retry.backoff.ms"})
-"""Java client tuning with no librdkafka AdminClient counterpart: read and left alone."""
-
-_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
-
-
-def librdkafka_config(properties: Mapping[str, str]) -> dict[str, str]:
-    """A kafka-acls.sh ``--command-config`` (Java client properties) as confluent-kafka settings.
-
-    ``sasl.jaas.config`` of the PLAIN and SCRAM login modules becomes ``sasl.username`` and
-    ``sasl.password``; JKS trust and key stores have no librdkafka form and are refused with
-    the PEM keys to use instead.
-    """
-    config: dict[str, str] = {}
-    for key, value in properties.items():
-        if key in _PASSED_THROUGH:
-            config["sasl.mechanism" if key == "sasl.mechanisms" else key] = value
-        elif key == "sasl.jaas.config":
-            # Quoted values as Java's JAAS parser reads them: a backslash escapes the next char.
-            options = {k: re.sub(r"\\(.)", r"\1", v) for k, v in _JAAS_OPTION.findall(value)}
-            if "username" not in options or "password" not in options:
-                raise InvalidConfigError(
-                    "sasl.jaas.config: only the PLAIN and SCRAM login modules' username=\"...\" "
-                    "password=\"...\" can be used here; set sasl.username and sasl.password "
-                    "instead"
-                )
-            config["sasl.username"] = options["username"]
-            config["sasl.password"] = options["password"]
-        elif key.startswith(("ssl.truststore.", "ssl.keystore.")):
-            raise InvalidConfigError(
-                f"{key}: JKS and PKCS12 stores are not readable here; give PEM files with "
-                "ssl.ca.location, ssl.certificate.location and ssl.key.location"
-            )
-        elif key not in _IGNORED:
-            raise InvalidConfigError(
-                f"unknown Kafka client property {key!r} in the command config; this path "
-                f"understands {', '.join(sorted(_PASSED_THROUGH | {'sasl.jaas.config'}))}"
-            )
-    return config
+from store.log.client_properties import librdkafka_config
 
 
 def _item_error(exc: BaseException) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from store.admin import AclAdmin
 from store.errors import InvalidConfigError
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog, KafkaLogSettings
 from store.log.base import LogUnavailableError
+from store.log.client_properties import KafkaClientProperties
 from store.principal import SUPER_USERS_CONFIG, KafkaPrincipal, super_users_text
 
 DEFAULT_DATA_DIR: Final = "aclstore-data"
@@ -90,6 +91,8 @@ class NodeSettings:
     audit_topic: str | None = None
     """Defaults to ``<topic>-audit``."""
     log_settings: KafkaLogSettings = field(default_factory=KafkaLogSettings)
+    log_client: KafkaClientProperties | None = None
+    """How the log's Kafka clients connect (SASL, TLS): ``--log-config``; none: PLAINTEXT."""
     admin_principal: str = DEFAULT_ADMIN_PRINCIPAL
     super_users: tuple[str, ...] = ()
     authorize_networks: tuple[str, ...] = LOOPBACK_NETWORKS
@@ -144,7 +147,8 @@ class Node:
         s = self.settings
         if s.bootstrap_servers:
             log: ChangeLog = KafkaChangeLog(
-                s.bootstrap_servers, s.topic, s.log_settings, create_topic=create
+                s.bootstrap_servers, s.topic, s.log_settings, create_topic=create,
+                client=s.log_client,
             )
         else:
             log = EmbeddedChangeLog(self.data_dir / "log")
@@ -155,8 +159,10 @@ class Node:
         s = self.settings
         if s.bootstrap_servers:
             topic = s.audit_topic or f"{s.topic}-audit"
-            _ensure_audit_topic(s.bootstrap_servers, topic, s.log_settings.replication_factor)
-            sink = KafkaChangeLog(s.bootstrap_servers, topic, s.log_settings, create_topic=False)
+            _ensure_audit_topic(s.bootstrap_servers, topic, s.log_settings, s.log_client)
+            sink = KafkaChangeLog(
+                s.bootstrap_servers, topic, s.log_settings, create_topic=False, client=s.log_client
+            )
         else:
             sink = EmbeddedChangeLog(self.data_dir / "audit")  # type: ignore[assignment]
         self._closers.append(sink)
@@ -181,6 +187,10 @@ class Node:
         )
         self.data_dir.mkdir(parents=True, exist_ok=True)
         admin_log = self._open_log(create=True)
+        if isinstance(admin_log, KafkaChangeLog):
+            # Before the node serves (and so before a broker waiting on it opens its client
+            # listeners): see KafkaChangeLog.acquire_producer_id.
+            admin_log.acquire_producer_id()
         replica_log = admin_log if not s.bootstrap_servers else self._open_log(create=False)
         super_users = super_users_text(s.all_super_users)
         local = {**s.replica.local_config, SUPER_USERS_CONFIG: super_users}
@@ -283,19 +293,23 @@ def _resume_age_bound(settings: ReplicaSettings, log: ChangeLog) -> int | None:
     return None
 
 
-def _ensure_audit_topic(bootstrap_servers: str, topic: str, replication_factor: int) -> None:
+def _ensure_audit_topic(
+    bootstrap_servers: str,
+    topic: str,
+    log_settings: KafkaLogSettings,
+    client: KafkaClientProperties | None,
+) -> None:
     """The audit topic keeps events for a retention time (``cleanup.policy=delete``)."""
     from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import AdminClient
     from confluent_kafka.cimpl import NewTopic
 
-    # librdkafka's own lines go to Python logging (as the change log's clients do).
-    conf: dict[str, Any] = {"bootstrap.servers": bootstrap_servers, "logger": _log}
-    admin = AdminClient(conf)
+    # Connected as the change log's clients are; librdkafka's lines go to Python logging.
+    admin = AdminClient(log_settings.admin_config(bootstrap_servers, client))
     new = NewTopic(
         topic,
         num_partitions=1,
-        replication_factor=replication_factor,
+        replication_factor=log_settings.replication_factor,
         config={"cleanup.policy": "delete", "retention.ms": str(AUDIT_RETENTION_MS)},
     )
     try:

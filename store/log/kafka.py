@@ -9,11 +9,16 @@ is told the outcome is unknown and why creates and deletes are idempotent.
 
 Reads use a consumer assigned to partition 0 (no group, no commits): the reader owns its
 position, as a replica keeps its applied offset next to its state.
+
+Every client (producer, readers, admin) connects with the same
+:class:`~store.log.client_properties.KafkaClientProperties`: a SASL or TLS listener is reached
+as the operator's client properties file says (``aclstore serve --log-config``).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import threading
 import time
@@ -33,6 +38,7 @@ from store.log.base import (
     LogRecord,
     LogUnavailableError,
 )
+from store.log.client_properties import KafkaClientProperties
 
 DAY_MS: Final = 24 * 3600 * 1000
 PARTITION: Final = 0
@@ -103,8 +109,11 @@ class KafkaLogSettings:
             "min.cleanable.dirty.ratio": str(self.min_cleanable_dirty_ratio),
         }
 
-    def producer_config(self, bootstrap_servers: str) -> dict[str, Any]:
+    def producer_config(
+        self, bootstrap_servers: str, client: KafkaClientProperties | None = None
+    ) -> dict[str, Any]:
         return {
+            **(client.librdkafka() if client else {}),
             "bootstrap.servers": bootstrap_servers,
             "client.id": f"{self.client_id}-writer",
             "enable.idempotence": True,
@@ -114,8 +123,11 @@ class KafkaLogSettings:
             "logger": _log,  # librdkafka's log lines go to Python logging
         }
 
-    def consumer_config(self, bootstrap_servers: str) -> dict[str, Any]:
+    def consumer_config(
+        self, bootstrap_servers: str, client: KafkaClientProperties | None = None
+    ) -> dict[str, Any]:
         return {
+            **(client.librdkafka() if client else {}),
             "bootstrap.servers": bootstrap_servers,
             "client.id": f"{self.client_id}-reader",
             "group.id": f"aclstore-unused-{uuid.uuid4().hex}",  # required; never joined
@@ -128,9 +140,22 @@ class KafkaLogSettings:
             "logger": _log,
         }
 
+    def admin_config(
+        self, bootstrap_servers: str, client: KafkaClientProperties | None = None
+    ) -> dict[str, Any]:
+        return {
+            **(client.librdkafka() if client else {}),
+            "bootstrap.servers": bootstrap_servers,
+            "client.id": f"{self.client_id}-admin",
+            "logger": _log,
+        }
+
 
 class KafkaChangeLog:
-    """A :class:`~store.log.base.ChangeLog` on ``topic`` partition 0, created if missing."""
+    """A :class:`~store.log.base.ChangeLog` on ``topic`` partition 0, created if missing.
+
+    ``client`` is how the clients connect (SASL, TLS); none: PLAINTEXT.
+    """
 
     def __init__(
         self,
@@ -140,10 +165,12 @@ class KafkaChangeLog:
         *,
         create_topic: bool = True,
         admin_timeout: float = 30.0,
+        client: KafkaClientProperties | None = None,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.topic = topic
         self.settings = settings or KafkaLogSettings()
+        self.client = client
         self._partition = TopicPartition(topic, PARTITION)
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
@@ -168,8 +195,7 @@ class KafkaChangeLog:
 
     def ensure_topic(self, *, timeout: float = 30.0) -> None:
         """Create the single-partition compacted topic, or check an existing one is such."""
-        conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers, "logger": _log}
-        admin = AdminClient(conf)
+        admin = AdminClient(self.settings.admin_config(self.bootstrap_servers, self.client))
         new = NewTopic(
             self.topic,
             num_partitions=1,
@@ -230,9 +256,44 @@ class KafkaChangeLog:
 
     # --- writing ----------------------------------------------------------------------------
 
+    def acquire_producer_id(self, *, timeout: float = 30.0) -> bool:
+        """Make the writer now and have the broker hand out a producer id before any append.
+
+        A broker answers InitProducerId from a block of ids it asks the controller for, over
+        the same connection on which it forwards CreateAcls and DeleteAcls to the controller
+        (KRaft, KIP-590).  When the controller's authorizer is aclstore's plugin, such a
+        forwarded request waits for this log's write; a write whose producer still needs an id
+        from a broker without a block would wait behind that very request until the append's
+        deadline.  Done before the node is ready (so before the brokers open their client
+        listeners), the block is fetched while nothing else waits on it.  False, and a warning,
+        when no id came within ``timeout``: the first write then waits for it.
+        """
+        assigned = threading.Event()
+
+        def stats(text: str) -> None:
+            if json.loads(text).get("eos", {}).get("idemp_state") == "Assigned":
+                assigned.set()
+
+        # A short-lived producer whose statistics say when its id is assigned (the writer's own
+        # statistics would queue up between appends); the writer then gets its id from the
+        # block this one made the broker fetch.
+        config = self.settings.producer_config(self.bootstrap_servers, self.client)
+        probe = Producer({**config, "statistics.interval.ms": 50, "stats_cb": stats})
+        deadline = time.monotonic() + timeout
+        while not assigned.is_set() and time.monotonic() < deadline:
+            probe.poll(0.05)
+        probe.flush(0)
+        with self._write_lock:
+            self._writer()
+        if not assigned.is_set():
+            _log.warning(
+                "%s: no producer id within %.0f s; the first write will wait for one", self, timeout
+            )
+        return assigned.is_set()
+
     def _writer(self) -> Producer:
         if self._producer is None:
-            self._producer = Producer(self.settings.producer_config(self.bootstrap_servers))
+            self._producer = Producer(self.settings.producer_config(self.bootstrap_servers, self.client))
         return self._producer
 
     def append(
@@ -304,7 +365,7 @@ class KafkaChangeLog:
 
     def _reader(self) -> Consumer:
         if self._consumer is None:
-            self._consumer = Consumer(self.settings.consumer_config(self.bootstrap_servers))
+            self._consumer = Consumer(self.settings.consumer_config(self.bootstrap_servers, self.client))
         return self._consumer
 
     def read(
@@ -375,7 +436,7 @@ class KafkaChangeLog:
         """
         with self._offsets_lock:
             if self._offsets_client is None:
-                config = self.settings.consumer_config(self.bootstrap_servers)
+                config = self.settings.consumer_config(self.bootstrap_servers, self.client)
                 self._offsets_client = Consumer(config)
             return self._offsets_client
 

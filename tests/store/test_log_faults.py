@@ -131,6 +131,24 @@ def test_an_unreachable_broker_fails_within_the_timeout() -> None:
         log.close()
 
 
+def test_a_producer_id_is_acquired_before_the_first_write(
+    kafka_bootstrap: str, unique_topic: Callable[[str], str]
+) -> None:
+    log = KafkaChangeLog(kafka_bootstrap, unique_topic("pid"))
+    try:
+        assert log.acquire_producer_id(timeout=30) is True
+        assert log.append([(b"k", b"v")]) == [0]
+    finally:
+        log.close()
+    nowhere = KafkaChangeLog(f"127.0.0.1:{free_port()}", "acls", create_topic=False)
+    try:
+        started = time.monotonic()
+        assert nowhere.acquire_producer_id(timeout=1.0) is False  # a warning, not a failure
+        assert time.monotonic() - started < 5
+    finally:
+        nowhere.close()
+
+
 def test_broker_down_during_writes_never_reports_success_and_retry_does_not_duplicate(
     kafka_broker: LocalKafka | None, open_log: Callable[[], KafkaChangeLog]
 ) -> None:
