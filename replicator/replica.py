@@ -38,6 +38,7 @@ from replicator.errors import (
     ReplicaStoppedError,
 )
 from replicator.index import AclIndex, CacheFigures, IndexPosition, IndexView, SkipRecord, StopRecord
+from replicator.leases import VisibilityGate
 from replicator.tailer import Tailer, TailerSettings
 from store.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
 from store.authorizer import (
@@ -165,6 +166,9 @@ class Replica:
         except BaseException:
             self.index.close()
             raise
+        self.gate = VisibilityGate()
+        """Broker plugins' cache leases: a batch becomes visible once they dropped older entries."""
+        self.index.before_visible = self.gate.before_visible
         self.ready_offset = high - 1
         """The log end seen at start, minus one: applied up to here, the replica is ready."""
         self._ready = threading.Event()
@@ -296,6 +300,13 @@ class Replica:
         Returns early when the replica is stopped before ``offset`` or closed."""
         return self.index.wait_applied(offset, timeout).offset
 
+    def wait_subscribed(self, subscriber: str, after: int, lease_s: float, timeout: float) -> int:
+        """A broker plugin's long-poll that holds a cache lease (:mod:`replicator.leases`):
+        acknowledges ``after`` and answers with the next offset announced, before it is visible."""
+        return self.gate.subscribe(
+            subscriber, after, lease_s, timeout, lambda: self.index.position.offset
+        )
+
     def _raise_if_cannot_move(self, offset: int) -> None:
         if self._fatal is not None:
             fatal = self._fatal
@@ -409,6 +420,7 @@ class Replica:
     def close(self) -> None:
         self._closing.set()
         self._resume.set()
+        self.gate.close()
         if self._thread.is_alive():
             self._thread.join()
         self.index.close()

@@ -20,7 +20,7 @@ from typing import Any, Final
 from replicator.contract.bindings import RESOURCE_NAME
 from replicator.contract.endpoints import ENDPOINTS, Endpoint
 from replicator.contract.fields import MAX_ACTIONS, MAX_ITEMS
-from replicator.contract.requests import MAX_OFFSET_WAIT_MS, IdentityKind
+from replicator.contract.requests import MAX_LEASE_MS, MAX_OFFSET_WAIT_MS, IdentityKind
 from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import AuthorizationResult, DecisionRule
 
@@ -239,6 +239,12 @@ def _decision_bodies() -> dict[str, Schema]:
                           "description": "The applied offset the caller knows."},
                 "timeoutMs": {"type": "number", "minimum": 0, "maximum": MAX_OFFSET_WAIT_MS,
                               "description": "How long to wait for the offset to move."},
+                "subscriber": {"type": "string", "minLength": 1, "maxLength": 200,
+                               "description": "Names a decision cache that holds a lease."},
+                "leaseMs": {"type": "integer", "minimum": 0, "maximum": MAX_LEASE_MS,
+                            "description": "The cache's lease from this poll on (0 ends it). "
+                            "The replica makes no new offset visible until every live lease "
+                            "acknowledged it (a poll naming it as after) or ran out."},
             },
             required=("after", "timeoutMs"), closed=True,
         ),
@@ -465,7 +471,9 @@ _API_OPERATIONS: Final[dict[str, tuple[str, str, str, bool, str, str | None]]] =
         "decisions", "Wait until the applied offset moves past a known one (a long-poll)",
         "OffsetWaitRequest", True, "OffsetWaitResponse", "Answers as soon as the replica has "
         "applied an offset above after, else after timeoutMs with the offset as it is. A broker "
-        "plugin keeps one open to know at once when its cached decisions are out of date.",
+        "plugin keeps one open to know at once when its cached decisions are out of date; with "
+        "a subscriber and leaseMs it answers with the next offset before that is visible, and "
+        "the replica waits for the acknowledgement (the next poll) or the lease's end.",
     ),
     "authorize_by_resource_type": (
         "decisions", "May the principal do the operation on some resource of the type (KIP-679)",

@@ -151,14 +151,22 @@ class DeleteAclsRequest:
 
 @dataclass(frozen=True, slots=True)
 class OffsetWaitRequest:
-    """Wait until the replica has applied an offset above ``after`` (a long-poll)."""
+    """Wait until the replica has applied an offset above ``after`` (a long-poll).
+
+    With ``subscriber``, the caller holds a decision cache under a lease of ``lease_s``
+    (:mod:`replicator.leases`): the poll acknowledges ``after`` and answers with the next
+    offset as soon as it is announced, before the replica makes it visible."""
 
     after: int
     timeout_s: float
+    subscriber: str | None = None
+    lease_s: float = 0.0
 
 
 MAX_OFFSET_WAIT_MS: Final = 60_000
 """Bound of one long-poll: well under the server's idle timeout, so the connection stays up."""
+MAX_LEASE_MS: Final = 10_000
+"""The longest cache lease a long-poll may ask for (``replicator.leases.MAX_LEASE_S``)."""
 
 
 # --- identities and actions -----------------------------------------------------------------
@@ -339,8 +347,9 @@ def delete_filters(body: Any) -> list[AclBindingFilter]:
 
 def offset_wait_request(body: Any) -> OffsetWaitRequest:
     """``{"after": 41, "timeoutMs": 30000}``: answer once the applied offset is above 41, or
-    after 30 s with the offset as it is."""
-    data = obj(body, "", frozenset({"after", "timeoutMs"}))
+    after 30 s with the offset as it is.  ``"subscriber": "broker-1-...", "leaseMs": 1000``
+    make the poll a cache lease's renewal and acknowledgement."""
+    data = obj(body, "", frozenset({"after", "timeoutMs", "subscriber", "leaseMs"}))
     after = data.get("after")
     if not isinstance(after, int) or isinstance(after, bool) or not -1 <= after < 2**63:
         raise BadRequestError(
@@ -354,7 +363,23 @@ def offset_wait_request(body: Any) -> OffsetWaitRequest:
         raise BadRequestError(
             f"timeoutMs must be milliseconds in [0, {MAX_OFFSET_WAIT_MS}], got {show(wait)}"
         )
-    return OffsetWaitRequest(after, float(wait) / 1000.0)
+    subscriber = data.get("subscriber")
+    if subscriber is not None and (
+        not isinstance(subscriber, str) or not 0 < len(subscriber) <= 200
+    ):
+        raise BadRequestError(
+            f"subscriber must name the cache holder (1 to 200 characters), got {show(subscriber)}"
+        )
+    lease = data.get("leaseMs", 0)
+    if (
+        not isinstance(lease, int) or isinstance(lease, bool) or not 0 <= lease <= MAX_LEASE_MS
+    ):  # fmt: skip
+        raise BadRequestError(
+            f"leaseMs must be whole milliseconds in [0, {MAX_LEASE_MS}], got {show(lease)}"
+        )
+    if lease and subscriber is None:
+        raise BadRequestError("leaseMs needs a subscriber naming the cache that holds the lease")
+    return OffsetWaitRequest(after, float(wait) / 1000.0, subscriber, lease / 1000.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -71,6 +71,9 @@ class AclIndex:
         self._lengths = stored.lengths
         self._prefix_lengths = meta.freeze_lengths(stored.lengths)
         self._skips = stored.skips
+        self.before_visible: Callable[[int], None] | None = None
+        """Called with a batch's offset before the batch becomes visible (see
+        :class:`replicator.leases.VisibilityGate`); it may wait, never under the read lock."""
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -247,6 +250,8 @@ class AclIndex:
     ) -> None:
         """Write ``wb`` and publish what it changed (called by :meth:`IndexBatch.commit`)."""
         progress = self._progress
+        if self.before_visible is not None and position.offset != progress.position.offset:
+            self.before_visible(position.offset)
         with progress.cond:
             self._check_open()
             self._db.write(wb, self._write_opt)

@@ -46,6 +46,10 @@ class DecisionReplica(Protocol):
 
     def wait_applied(self, offset: int, timeout: float) -> int: ...
 
+    def wait_subscribed(
+        self, subscriber: str, after: int, lease_s: float, timeout: float
+    ) -> int: ...
+
     def authorize(
         self,
         principal: KafkaPrincipal | str,
@@ -397,7 +401,14 @@ class SidecarService:
         that its cached decisions are out of date."""
         self._check_decision_caller(request)
         body = requests.offset_wait_request(request.json())
-        offset = self.replica.wait_applied(body.after + 1, body.timeout_s)
+        if body.subscriber is not None and self.replica.ready:
+            # a cache lease (replicator.leases): granted only by a ready replica, so a plugin
+            # polling during the initial load holds nothing back
+            offset = self.replica.wait_subscribed(
+                body.subscriber, body.after, body.lease_s, body.timeout_s
+            )
+        else:
+            offset = self.replica.wait_applied(body.after + 1, body.timeout_s)
         return Response.json(answers.offset_answer(offset, ready=self.replica.ready))
 
     def prometheus(self, request: HttpRequest) -> Response:

@@ -9,6 +9,10 @@
  *   java PluginMetricsHarness hung URL
  *       three decisions in a row against a sidecar that never answers: each result and its
  *       time in ms, as a JSON array.
+ *   java PluginMetricsHarness lease URL [KEY=VALUE...]
+ *       starts the plugin (its decision cache's long-poll included) against a live sidecar,
+ *       then answers each line "ask" on stdin with User:alice's WRITE on topic orders:
+ *       {"result": ..., "hits": decision-cache-hits-total, "calls": sidecar-calls-total}.
  *   java PluginMetricsHarness reject KEY VALUE
  *       configures the plugin with one more setting and prints the ConfigException's message
  *       (or "accepted").
@@ -18,10 +22,15 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.aclstore.kafka.AclstoreAuthorizer;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.net.InetAddress;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.common.ClusterResource;
+import org.apache.kafka.common.Endpoint;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigException;
@@ -37,6 +46,7 @@ import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.apache.kafka.server.authorizer.Authorizer;
+import org.apache.kafka.server.authorizer.AuthorizerServerInfo;
 
 public class PluginMetricsHarness {
     static AuthorizableRequestContext context(String user) throws Exception {
@@ -92,8 +102,10 @@ public class PluginMetricsHarness {
             System.out.println(mapper.writeValueAsString(calls));
             return;
         }
-        configs.put("aclstore.url", args[0]);
-        for (int i = 1; i < args.length; i++) {  // more settings, KEY=VALUE
+        boolean lease = args[0].equals("lease");
+        int first = lease ? 1 : 0;
+        configs.put("aclstore.url", args[first]);
+        for (int i = first + 1; i < args.length; i++) {  // more settings, KEY=VALUE
             String[] kv = args[i].split("=", 2);
             configs.put(kv[0], kv[1]);
         }
@@ -102,6 +114,12 @@ public class PluginMetricsHarness {
         authorizer.configure(configs);
         Plugin<Authorizer> plugin =
                 Plugin.wrapInstance(authorizer, metrics, "authorizer.class.name", "role", "broker");
+        if (lease) {
+            lease(mapper, plugin.get(), metrics);
+            plugin.close();
+            metrics.close();
+            return;
+        }
         ObjectNode out = mapper.createObjectNode();
         List<AuthorizationResult> alice = plugin.get().authorize(context("alice"), List.of(
                 action(AclOperation.WRITE, "orders"), action(AclOperation.DESCRIBE, "orders"),
@@ -127,5 +145,38 @@ public class PluginMetricsHarness {
         plugin.close();
         metrics.close();
         System.out.println(mapper.writeValueAsString(out));
+    }
+
+    static double metric(Metrics metrics, String name) {
+        for (Map.Entry<MetricName, KafkaMetric> e : metrics.metrics().entrySet()) {
+            if (e.getKey().group().equals("plugins") && e.getKey().name().equals(name)) {
+                return ((Number) e.getValue().metricValue()).doubleValue();
+            }
+        }
+        return -1;
+    }
+
+    static void lease(ObjectMapper mapper, Authorizer authorizer, Metrics metrics)
+            throws Exception {
+        authorizer.start(new AuthorizerServerInfo() {
+            public ClusterResource clusterResource() { return new ClusterResource("c"); }
+            public int brokerId() { return 1; }
+            public Collection<Endpoint> endpoints() { return List.of(); }
+            public Endpoint interBrokerEndpoint() { return null; }
+            public Collection<String> earlyStartListeners() { return List.of(); }
+        });
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        System.out.println("{\"started\": true}");
+        System.out.flush();
+        for (String line = in.readLine(); line != null && line.equals("ask"); line = in.readLine()) {
+            AuthorizationResult r = authorizer.authorize(context("alice"),
+                    List.of(action(AclOperation.WRITE, "orders"))).get(0);
+            ObjectNode out = mapper.createObjectNode();
+            out.put("result", r.name());
+            out.put("hits", metric(metrics, "decision-cache-hits-total"));
+            out.put("calls", metric(metrics, "sidecar-calls-total"));
+            System.out.println(mapper.writeValueAsString(out));
+            System.out.flush();
+        }
     }
 }

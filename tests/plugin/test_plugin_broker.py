@@ -42,10 +42,23 @@ pytestmark = pytest.mark.kafka
 DENIED_TOPIC = KafkaError.TOPIC_AUTHORIZATION_FAILED
 
 
-@pytest.fixture(scope="module", params=[0, 300], ids=["no-cache", "cache-300ms"])
-def staleness_ms(request: pytest.FixtureRequest) -> int:
-    """``aclstore.cache.max.staleness.ms``: every test holds without and with the cache."""
-    return int(request.param)
+CACHE_SETTINGS: dict[str, dict[str, str]] = {
+    "no-cache": {"aclstore.cache.lease.ms": "0"},
+    "default": {},  # the cache under its lease: nothing the sidecar applied is answered stale
+    "cache-300ms": {"aclstore.cache.max.staleness.ms": "300"},
+}
+
+
+@pytest.fixture(scope="module", params=list(CACHE_SETTINGS))
+def cache_mode(request: pytest.FixtureRequest) -> str:
+    """Every test holds without the cache, with it by default, and with a staleness bound."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def staleness_ms(cache_mode: str) -> int:
+    """``aclstore.cache.max.staleness.ms``: 0 unless a bound is set."""
+    return int(CACHE_SETTINGS[cache_mode].get("aclstore.cache.max.staleness.ms", "0"))
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +73,9 @@ def sidecar(tmp_path_factory: pytest.TempPathFactory, staleness_ms: int) -> Iter
 
 @pytest.fixture(scope="module")
 def broker(
-    tmp_path_factory: pytest.TempPathFactory, sidecar: Sidecar, staleness_ms: int
+    tmp_path_factory: pytest.TempPathFactory, sidecar: Sidecar, cache_mode: str
 ) -> Iterator[LocalKafka]:
-    b = plugin_broker(
-        tmp_path_factory.mktemp("kafka"), sidecar,
-        **{"aclstore.cache.max.staleness.ms": str(staleness_ms)},
-    )  # fmt: skip
+    b = plugin_broker(tmp_path_factory.mktemp("kafka"), sidecar, **CACHE_SETTINGS[cache_mode])
     b.start()
     try:
         admin = AdminClient(b.client_config("admin"))
@@ -236,7 +246,7 @@ def _sidecar_decisions(sidecar: Sidecar) -> float:
 
 
 def test_the_cache_answers_repeats_and_a_revocation_still_lands_within_the_bound(
-    broker: LocalKafka, sidecar: Sidecar, staleness_ms: int
+    broker: LocalKafka, sidecar: Sidecar, cache_mode: str, staleness_ms: int
 ) -> None:
     sidecar.cli("acls", "--add", "--allow-principal", "User:alice", "--producer", "--topic", "orders")
     _eventually_produce(broker, "alice", "orders", 0)
@@ -244,7 +254,7 @@ def test_the_cache_answers_repeats_and_a_revocation_still_lands_within_the_bound
     for _ in range(5):
         assert produce(broker, "alice", "orders") == 0
     asked = _sidecar_decisions(sidecar) - before
-    if staleness_ms == 0:
+    if cache_mode == "no-cache":
         assert asked >= 10  # each produce asks at least DESCRIBE (metadata) and WRITE
     else:
         assert asked <= 2, asked  # repeats come from the cache while nothing changes
@@ -252,6 +262,26 @@ def test_the_cache_answers_repeats_and_a_revocation_still_lands_within_the_bound
                 "--topic", "orders")  # fmt: skip
     time.sleep(staleness_ms / 1000 + 0.2)  # the bound, plus the sidecar applying the removal
     assert produce(broker, "alice", "orders") == DENIED_TOPIC
+
+
+def test_by_default_a_removal_the_node_has_applied_is_never_answered_from_the_cache(
+    broker: LocalKafka, sidecar: Sidecar, cache_mode: str
+) -> None:
+    if cache_mode != "default":
+        pytest.skip("the default lease's guarantee; a staleness bound allows that much")
+    grant = ("--allow-principal", "User:alice", "--producer", "--topic", "orders")
+    for _ in range(3):
+        sidecar.cli("acls", "--add", *grant)
+        _eventually_produce(broker, "alice", "orders", 0)
+        before = _sidecar_decisions(sidecar)
+        assert produce(broker, "alice", "orders") == 0
+        assert _sidecar_decisions(sidecar) - before <= 2  # answered from the cache
+        out = sidecar.cli("acls", "--remove", "--force", *grant, "--format", "json")
+        removed = json.loads(out)["offset"]
+        out = sidecar.cli("authorize", "--principal", "User:alice", "--operation", "Write",
+                          "--topic", "orders", "--min-offset", str(removed))  # fmt: skip
+        assert out.startswith("DENIED"), out
+        assert produce(broker, "alice", "orders") == DENIED_TOPIC  # at once: no stale allow
 
 
 def test_aclstore_acls_through_the_broker_as_kafka_acls_sh(

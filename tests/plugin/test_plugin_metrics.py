@@ -61,8 +61,14 @@ def test_without_a_sidecar_everyone_but_super_users_is_denied_and_counted() -> N
         ("aclstore.url", "ftp://127.0.0.1", "use an http:// or https:// URL"),
         ("aclstore.request.timeout.ms", "0", "must be above 0 ms"),
         ("aclstore.cache.max.staleness.ms", "soon", "not a whole number of milliseconds"),
+        ("aclstore.cache.lease.ms", "10001", "at most 10000 ms"),
+        ("aclstore.cache.lease.ms", "-1", "must be 0 ms or more"),
+        ("aclstore.cache.entry.max.age.ms", "3600001", "at most 3600000 ms"),
+        ("aclstore.cache.entry.max.age.ms", "0", "must be above 0 ms"),
         ("super.users", "admin", "each super user is Type:name"),
-        ("aclstore.command.config", "/nonexistent/admin.properties", "cannot read it"),
+        # A file not there yet is read when first needed (a cold start); one that is there
+        # but cannot be read, such as a directory, is refused.
+        ("aclstore.command.config", "/", "cannot read it"),
         ("aclstore.ssl.ca.location", "/nonexistent/ca.pem", "is for an https:// sidecar"),
     ],
 )

@@ -5,7 +5,6 @@ an answer."""
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 
@@ -26,16 +25,7 @@ def test_client_listeners_wait_for_the_sidecar_and_the_controller_does_not(tmp_p
     sidecar.start()  # once, so that its credential exists for the plugin's configure
     sidecar.stop()
     broker = plugin_broker(tmp_path / "kafka", sidecar)
-    failures: list[BaseException] = []
-
-    def start() -> None:
-        try:
-            broker.start(timeout=120)
-        except BaseException as exc:  # reported by the assertion below
-            failures.append(exc)
-
-    starter = threading.Thread(target=start)
-    starter.start()
+    starter = broker.start_in_background(timeout=120)
     try:
         wait_until(lambda: broker.log_path.exists()
                    and _ready_line("CONTROLLER") in broker.log_path.read_text(errors="replace"),
@@ -48,7 +38,7 @@ def test_client_listeners_wait_for_the_sidecar_and_the_controller_does_not(tmp_p
             admin.list_topics(timeout=2)  # a super user too: the listener is not serving yet
         sidecar.start()
         starter.join(120)
-        assert not failures, failures
+        assert not starter.failures, starter.failures
         log = broker.log_path.read_text(errors="replace")
         assert _ready_line("SASL") in log
         assert "is ready: opening the broker's listeners" in log

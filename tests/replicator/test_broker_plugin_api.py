@@ -168,3 +168,80 @@ def test_the_offset_long_poll_answers_when_the_replica_applies_a_change(node: No
             assert status == 400, (bad, answer)
     finally:
         raw.close()
+
+
+# --- decision-cache leases (replicator/leases.py) ---------------------------------------------
+
+def _visible(raw: Raw) -> int:
+    status, answer = raw.post("/v1/offset/wait", {"after": 10**9, "timeoutMs": 0})
+    assert status == 200, answer
+    return int(answer["offset"])
+
+
+def test_a_leased_cache_hears_of_a_change_before_anyone_can_see_it(node: Node) -> None:
+    plugin, other = Raw(node), Raw(node)
+    try:
+        lease = {"subscriber": "broker-1", "leaseMs": 5000}
+        known = _visible(other)
+        status, answer = plugin.post("/v1/offset/wait", {"after": known, "timeoutMs": 0, **lease})
+        assert (status, answer) == (200, {"offset": known, "ready": True})
+        with admin_client(node) as admin:
+            written = create_acls(admin, [binding(TOPIC, "t", "User:bob", READ)])
+        status, answer = plugin.post("/v1/offset/wait", {"after": known, "timeoutMs": 5000, **lease})
+        assert (status, answer) == (200, {"offset": written, "ready": True})
+        # Not acknowledged yet: the replica holds the change back from every other reader.
+        time.sleep(0.3)
+        assert _visible(other) == known
+        status, answer = other.post(
+            "/v1/authorize", {"principal": "User:bob", "host": "h",
+                              "actions": [action_json(READ, TOPIC, "t")]},
+        )  # fmt: skip
+        assert (answer["results"], answer["offset"]) == (["DENIED"], known)
+        started = time.monotonic()
+        status, _ = plugin.post("/v1/offset/wait", {"after": written, "timeoutMs": 0, **lease})
+        status, answer = other.post("/v1/offset/wait", {"after": known, "timeoutMs": 5000})
+        assert answer["offset"] == written
+        assert time.monotonic() - started < 1.0  # one round trip, not the 5 s lease
+        status, answer = other.post(
+            "/v1/authorize", {"principal": "User:bob", "host": "h",
+                              "actions": [action_json(READ, TOPIC, "t")]},
+        )  # fmt: skip
+        assert (answer["results"], answer["offset"]) == (["ALLOWED"], written)
+        plugin.post("/v1/offset/wait", {"after": written, "timeoutMs": 0,
+                                        "subscriber": "broker-1", "leaseMs": 0})  # fmt: skip
+    finally:
+        plugin.close()
+        other.close()
+
+
+def test_a_cache_that_stops_acknowledging_holds_an_apply_back_for_its_lease_at_most(
+    node: Node,
+) -> None:
+    plugin, other = Raw(node), Raw(node)
+    try:
+        known = _visible(other)
+        granted = time.monotonic()
+        status, answer = plugin.post(
+            "/v1/offset/wait", {"after": known, "timeoutMs": 0, "subscriber": "dead", "leaseMs": 1500}
+        )  # fmt: skip
+        assert status == 200, answer
+        with admin_client(node) as admin:
+            written = create_acls(admin, [binding(TOPIC, "t", "User:bob", READ)])
+        status, answer = other.post("/v1/offset/wait", {"after": known, "timeoutMs": 10_000})
+        seen = time.monotonic() - granted
+        assert answer["offset"] == written
+        assert 1.2 <= seen < 3.5, seen  # held until the lease ran out, then released
+        with admin_client(node) as admin:
+            second = create_acls(admin, [binding(TOPIC, "u", "User:bob", READ)])
+        started = time.monotonic()
+        status, answer = other.post("/v1/offset/wait", {"after": written, "timeoutMs": 10_000})
+        assert answer["offset"] == second
+        assert time.monotonic() - started < 1.0  # the lapsed lease holds nothing back
+        for bad in ({"after": 1, "timeoutMs": 0, "leaseMs": 100},
+                    {"after": 1, "timeoutMs": 0, "subscriber": "", "leaseMs": 100},
+                    {"after": 1, "timeoutMs": 0, "subscriber": "b", "leaseMs": 10_001}):
+            status, answer = other.post("/v1/offset/wait", bad)
+            assert status == 400, (bad, answer)
+    finally:
+        plugin.close()
+        other.close()

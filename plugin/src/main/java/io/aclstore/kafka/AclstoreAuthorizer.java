@@ -47,10 +47,16 @@ import org.slf4j.LoggerFactory;
  * {@code fail-closed-denials-total} plugin metric and logged. Super users are decided here, without
  * a call, so the controller listener and {@code admin} keep working while the sidecar is away.
  *
- * <p><b>Freshness.</b> With {@code aclstore.cache.max.staleness.ms} above 0 (the default is 0: no
- * cache), ALLOWED answers are cached per applied log offset and a long-poll on the sidecar's
- * {@code /v1/offset/wait} drops them the moment the sidecar applies a change; see
- * {@link DecisionCache} for why no applied change stays hidden longer than that bound.
+ * <p><b>Freshness.</b> ALLOWED answers are cached per applied log offset, and a long-poll on the
+ * sidecar's {@code /v1/offset/wait} drops them when the offset moves. By default
+ * ({@code aclstore.cache.max.staleness.ms=0}) the long-poll holds a lease
+ * ({@code aclstore.cache.lease.ms}, 1 s): the sidecar announces each new offset to it and makes
+ * the change visible only once the plugin acknowledged (dropped its older entries) or the lease
+ * ran out, and the plugin stops using its cache when the lease runs out by its own clock. So
+ * no change the sidecar has applied is ever answered from an older cached entry. With a
+ * staleness bound above 0 the sidecar does not wait for the plugin and a change may stay hidden
+ * up to that bound; see {@link DecisionCache}. {@code aclstore.cache.lease.ms=0} with the
+ * default bound turns the cache off (every decision asks the sidecar, and is audited there).
  *
  * <p><b>Start.</b> As {@code StandardAuthorizer} does, early-start listeners (the controller
  * listener) are ready at once; the others once the sidecar answers {@code /readyz} with 200.
@@ -77,6 +83,8 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     private Thread readyWaiter;
     private DecisionCache cache;
     private Thread offsetWatcher;
+    /** Names this cache's lease on the sidecar (one per authorizer instance). */
+    private final String subscriber = "aclstore-authorizer-" + java.util.UUID.randomUUID();
     private final AtomicLong cacheHits = new AtomicLong();
     static final int CACHE_MAX_ENTRIES = 100_000;
 
@@ -84,10 +92,13 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     public void configure(Map<String, ?> configs) {
         config = PluginConfig.from(configs);
         sidecar = new SidecarClient(config);
-        cache = config.cacheMaxStalenessMs() > 0
-                ? new DecisionCache(config.cacheMaxStalenessMs(), CACHE_MAX_ENTRIES) : null;
+        long window = config.cacheMaxStalenessMs() > 0
+                ? config.cacheMaxStalenessMs() : config.cacheLeaseMs();
+        cache = window > 0 ? new DecisionCache(window, config.cacheEntryMaxAgeMs(), CACHE_MAX_ENTRIES) : null;
         LOG.info("aclstore authorizer: sidecar {}, super users {}, admin credential {}",
-                config.url(), config.superUsers(), config.bearerToken() == null ? "none" : "set");
+                config.url(), config.superUsers(), config.bearerToken() != null ? "set"
+                        : config.pendingCommandConfig() != null
+                        ? "read from " + config.pendingCommandConfig() + " once it exists" : "none");
     }
 
     @Override
@@ -164,15 +175,27 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         }
     }
 
-    /** Keep a long-poll open on the sidecar's applied offset for the decision cache. */
+    /**
+     * Keep a long-poll open on the sidecar's applied offset for the decision cache. Leased (the
+     * default), each poll renews the lease and acknowledges the offset it names; answered, it
+     * confirms the cache for one lease from when it was sent, so a lost or late answer only
+     * shortens what the plugin believes. The poll is held for 2/5 of the window: renewed well
+     * before it runs out.
+     */
     private void watchOffset() {
-        long poll = Math.max(1, Math.min(30_000, config.cacheMaxStalenessMs() / 2));
+        boolean leased = config.cacheMaxStalenessMs() == 0;
+        long window = leased ? config.cacheLeaseMs() : config.cacheMaxStalenessMs();
+        long poll = Math.max(1, Math.min(30_000, leased ? window * 2 / 5 : window / 2));
         java.time.Duration wait = java.time.Duration.ofMillis(poll);
         while (!closed) {
             ObjectNode body = sidecar.mapper().createObjectNode();
             long known = cache.offset();
             body.put("after", known == DecisionCache.UNKNOWN ? -1 : known);
             body.put("timeoutMs", known == DecisionCache.UNKNOWN ? 0 : poll);
+            if (leased) {
+                body.put("subscriber", subscriber);
+                body.put("leaseMs", window);
+            }
             long sent = System.nanoTime();
             try {
                 JsonNode answer = sidecar.decide("v1/offset/wait", body, wait);
@@ -190,6 +213,21 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
                 Thread.currentThread().interrupt();
                 return;
             }
+        }
+    }
+
+    /** Tell the sidecar this cache is gone, so it waits for it no more (best effort). */
+    private void releaseLease() {
+        ObjectNode body = sidecar.mapper().createObjectNode();
+        body.put("after", -1);
+        body.put("timeoutMs", 0);
+        body.put("subscriber", subscriber);
+        body.put("leaseMs", 0);
+        try {
+            sidecar.decide("v1/offset/wait", body);
+        } catch (SidecarException e) {
+            LOG.debug("could not release the decision cache's lease; it runs out by itself: {}",
+                    e.getMessage());
         }
     }
 
@@ -443,6 +481,9 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         }
         if (offsetWatcher != null) {
             offsetWatcher.interrupt();
+            if (config.cacheMaxStalenessMs() == 0) {
+                releaseLease();
+            }
         }
         if (sidecar != null) {
             sidecar.close();

@@ -12,26 +12,37 @@ import org.apache.kafka.common.resource.ResourceType;
  * change the sidecar applies wakes the long-poll at once (every entry then stops answering), and
  * a sidecar that stops confirming (down, hung) lets every entry expire within the bound: so no
  * change the sidecar has applied stays hidden for longer than the bound, whatever the network
- * does. Denials are never cached: each reaches the sidecar, which audits it.
+ * does. Leased (the default), {@code bound} is the lease: the sidecar also announces a change
+ * before it makes it visible and waits for the next long-poll (the acknowledgement) or the
+ * lease's end, so no applied change is hidden at all. Denials are never cached: each reaches
+ * the sidecar, which audits it.
  */
 final class DecisionCache {
     record Key(String principal, String host, AclOperation operation, ResourceType type,
                String name) {
     }
 
-    private record Entry(long offset) {
+    private record Entry(long offset, long bornNanos) {
     }
 
     static final long UNKNOWN = Long.MIN_VALUE;
 
     private final long boundNanos;
+    private final long entryMaxAgeNanos;
     private final int maxEntries;
     private final ConcurrentHashMap<Key, Entry> entries = new ConcurrentHashMap<>();
     private volatile long offset = UNKNOWN;
     private volatile long confirmedNanos;
 
-    DecisionCache(long boundMs, int maxEntries) {
+    /**
+     * An entry answers for at most {@code entryMaxAgeMs}, then the sidecar is asked again: so
+     * the sidecar sees every grant in use that often, and its audit (which records each
+     * binding's first ALLOWED decision of every hour, whatever the allow sample) never reports
+     * a grant in use as unused.
+     */
+    DecisionCache(long boundMs, long entryMaxAgeMs, int maxEntries) {
         this.boundNanos = boundMs * 1_000_000L;
+        this.entryMaxAgeNanos = entryMaxAgeMs * 1_000_000L;
         this.maxEntries = maxEntries;
     }
 
@@ -47,7 +58,8 @@ final class DecisionCache {
             return false;
         }
         Entry entry = entries.get(key);
-        return entry != null && entry.offset() == current;
+        return entry != null && entry.offset() == current
+                && System.nanoTime() - entry.bornNanos() <= entryMaxAgeNanos;
     }
 
     /** Remember an ALLOWED answer the sidecar gave at {@code answerOffset}. */
@@ -58,7 +70,7 @@ final class DecisionCache {
         if (entries.size() >= maxEntries) {
             entries.clear();
         }
-        entries.put(key, new Entry(answerOffset));
+        entries.put(key, new Entry(answerOffset, System.nanoTime()));
     }
 
     /**

@@ -29,34 +29,66 @@ final class PluginConfig {
     static final String COMMAND_CONFIG = "aclstore.command.config";
     static final String BEARER_TOKEN = "aclstore.bearer.token";
     static final String REQUEST_TIMEOUT_MS = "aclstore.request.timeout.ms";
+    /**
+     * The bound of an ACL administration call (CreateAcls, DeleteAcls, DescribeAcls): a write
+     * waits for the log's acknowledgement, which on a cluster that has just started waits for
+     * Kafka's transaction coordinator to load (seconds), far beyond a decision's bound.
+     */
+    static final String ADMIN_TIMEOUT_MS = "aclstore.admin.timeout.ms";
     static final String READY_POLL_MS = "aclstore.ready.poll.ms";
     static final String CACHE_MAX_STALENESS_MS = "aclstore.cache.max.staleness.ms";
+    /**
+     * At a staleness bound of 0 (the default), the lease of the decision cache: the sidecar makes
+     * no change visible before the plugin dropped its older entries or this lease ran out, so a
+     * dead broker holds the sidecar's applies back for at most this long. 0: no cache at all.
+     */
+    static final String CACHE_LEASE_MS = "aclstore.cache.lease.ms";
+    static final long MAX_CACHE_LEASE_MS = 10_000;
+    /**
+     * A cached ALLOWED answer is asked again after this long (default a minute), so the sidecar
+     * sees each grant in use at least that often; at most an hour, the period in which the
+     * sidecar's audit records each binding's first use whatever its allow sample.
+     */
+    static final String CACHE_ENTRY_MAX_AGE_MS = "aclstore.cache.entry.max.age.ms";
+    static final long MAX_CACHE_ENTRY_MAX_AGE_MS = 3_600_000;
     /** A PEM file of CA certificates for an https:// sidecar (default: the JVM's trust store). */
     static final String SSL_CA_LOCATION = "aclstore.ssl.ca.location";
     static final String SUPER_USERS = "super.users";
 
     private static final Set<String> KNOWN = Set.of(
-            URL, COMMAND_CONFIG, BEARER_TOKEN, REQUEST_TIMEOUT_MS, READY_POLL_MS,
-            CACHE_MAX_STALENESS_MS, SSL_CA_LOCATION);
+            URL, COMMAND_CONFIG, BEARER_TOKEN, REQUEST_TIMEOUT_MS, ADMIN_TIMEOUT_MS, READY_POLL_MS,
+            CACHE_MAX_STALENESS_MS, CACHE_LEASE_MS, CACHE_ENTRY_MAX_AGE_MS, SSL_CA_LOCATION);
     static final String DEFAULT_URL = "http://127.0.0.1:9096";
 
     private final URI url;
     private final String bearerToken;
     private final Duration requestTimeout;
+    private final Duration adminTimeout;
     private final Duration readyPoll;
     private final long cacheMaxStalenessMs;
+    private final long cacheLeaseMs;
+    private final long cacheEntryMaxAgeMs;
     private final Set<String> superUsers;
     private final SSLSocketFactory tls;
+    private final Path pendingCommandConfig;
 
-    private PluginConfig(URI url, String bearerToken, Duration requestTimeout, Duration readyPoll,
-                         long cacheMaxStalenessMs, Set<String> superUsers, SSLSocketFactory tls) {
+    private PluginConfig(URI url, String bearerToken, Duration requestTimeout,
+                         Duration adminTimeout, Duration readyPoll,
+                         long cacheMaxStalenessMs, long cacheLeaseMs, long cacheEntryMaxAgeMs,
+                         Set<String> superUsers,
+                         SSLSocketFactory tls,
+                         Path pendingCommandConfig) {
         this.url = url;
         this.bearerToken = bearerToken;
         this.requestTimeout = requestTimeout;
+        this.adminTimeout = adminTimeout;
         this.readyPoll = readyPoll;
         this.cacheMaxStalenessMs = cacheMaxStalenessMs;
+        this.cacheLeaseMs = cacheLeaseMs;
+        this.cacheEntryMaxAgeMs = cacheEntryMaxAgeMs;
         this.superUsers = superUsers;
         this.tls = tls;
+        this.pendingCommandConfig = pendingCommandConfig;
     }
 
     static PluginConfig from(Map<String, ?> configs) {
@@ -68,14 +100,15 @@ final class PluginConfig {
         }
         Properties credential = new Properties();
         String commandConfig = string(configs, COMMAND_CONFIG, null);
-        if (commandConfig != null) {
-            try (Reader reader = Files.newBufferedReader(Path.of(commandConfig),
-                    StandardCharsets.UTF_8)) {
-                credential.load(reader);
-            } catch (IOException e) {
-                throw new ConfigException(COMMAND_CONFIG, commandConfig, "cannot read it (" + e
-                        + "): point it at the sidecar node's admin.properties");
-            }
+        // On a cluster's first start the sidecar writes admin.properties only once it runs, and
+        // it may read its log through this very broker: a file that does not exist yet is read
+        // when an admin call needs it (aclstore.url and aclstore.ssl.ca.location then come from
+        // the broker's own settings). A file that exists but cannot be read is an error.
+        Path pending = null;
+        if (commandConfig != null && Files.notExists(Path.of(commandConfig))) {
+            pending = Path.of(commandConfig);
+        } else if (commandConfig != null) {
+            credential = load(commandConfig);
         }
         String urlText = string(configs, URL, credential.getProperty(URL, DEFAULT_URL));
         URI url;
@@ -94,15 +127,59 @@ final class PluginConfig {
             throw new ConfigException(SSL_CA_LOCATION, ca, "is for an https:// sidecar; "
                     + URL + " is " + url);
         }
+        long lease = nonNegative(configs, CACHE_LEASE_MS, 1000);
+        if (lease > MAX_CACHE_LEASE_MS) {
+            throw new ConfigException(CACHE_LEASE_MS, lease, "at most " + MAX_CACHE_LEASE_MS
+                    + " ms (the sidecar grants no longer lease); 0 turns the cache off");
+        }
+        long entryMaxAge = positive(configs, CACHE_ENTRY_MAX_AGE_MS, 60_000);
+        if (entryMaxAge > MAX_CACHE_ENTRY_MAX_AGE_MS) {
+            throw new ConfigException(CACHE_ENTRY_MAX_AGE_MS, entryMaxAge, "at most "
+                    + MAX_CACHE_ENTRY_MAX_AGE_MS + " ms (the sidecar records each grant's use "
+                    + "once an hour; a longer-cached grant could look unused)");
+        }
         SSLSocketFactory tls = ca == null ? null : PemTrust.socketFactory(SSL_CA_LOCATION, Path.of(ca));
         return new PluginConfig(
                 url,
                 token == null || token.isBlank() ? null : token.trim(),
                 Duration.ofMillis(positive(configs, REQUEST_TIMEOUT_MS, 2000)),
+                Duration.ofMillis(positive(configs, ADMIN_TIMEOUT_MS, 30_000)),
                 Duration.ofMillis(positive(configs, READY_POLL_MS, 200)),
                 nonNegative(configs, CACHE_MAX_STALENESS_MS, 0),
+                lease,
+                entryMaxAge,
                 superUsers(string(configs, SUPER_USERS, "")),
-                tls);
+                tls,
+                pending);
+    }
+
+    private static Properties load(String commandConfig) {
+        Properties credential = new Properties();
+        try (Reader reader = Files.newBufferedReader(Path.of(commandConfig),
+                StandardCharsets.UTF_8)) {
+            credential.load(reader);
+        } catch (IOException e) {
+            throw new ConfigException(COMMAND_CONFIG, commandConfig, "cannot read it (" + e
+                    + "): point it at the sidecar node's admin.properties");
+        }
+        return credential;
+    }
+
+    /**
+     * The bearer token of {@link #COMMAND_CONFIG} when that file did not exist at configure and
+     * does now; else null.
+     */
+    String pendingBearerToken() {
+        if (pendingCommandConfig == null || !Files.isReadable(pendingCommandConfig)) {
+            return null;
+        }
+        String token = load(pendingCommandConfig.toString()).getProperty(BEARER_TOKEN);
+        return token == null || token.isBlank() ? null : token.trim();
+    }
+
+    /** The {@link #COMMAND_CONFIG} file still to be read, or null. */
+    Path pendingCommandConfig() {
+        return pendingCommandConfig;
     }
 
     /** {@code User:a;User:b}, as Kafka's {@code super.users} is written. */
@@ -168,12 +245,24 @@ final class PluginConfig {
         return requestTimeout;
     }
 
+    Duration adminTimeout() {
+        return adminTimeout;
+    }
+
     Duration readyPoll() {
         return readyPoll;
     }
 
     long cacheMaxStalenessMs() {
         return cacheMaxStalenessMs;
+    }
+
+    long cacheLeaseMs() {
+        return cacheLeaseMs;
+    }
+
+    long cacheEntryMaxAgeMs() {
+        return cacheEntryMaxAgeMs;
     }
 
     Set<String> superUsers() {

@@ -14,12 +14,16 @@ final class SidecarClient implements AutoCloseable {
     private final BlockingHttp http;
     private final URI base;
     private final Duration timeout;
-    private final String authorization;
+    private final Duration adminTimeout;
+    private final PluginConfig config;
+    private volatile String authorization;
     private final ObjectMapper mapper = new ObjectMapper();
 
     SidecarClient(PluginConfig config) {
+        this.config = config;
         this.base = config.url();
         this.timeout = config.requestTimeout();
+        this.adminTimeout = config.adminTimeout();
         this.authorization = config.bearerToken() == null ? null : "Bearer " + config.bearerToken();
         this.http = new BlockingHttp(base, config.requestTimeout(), config.tls());
     }
@@ -45,11 +49,29 @@ final class SidecarClient implements AutoCloseable {
     /** An admin endpoint: authenticated with the plugin's bearer token. */
     JsonNode admin(String path, JsonNode body) throws SidecarException {
         if (authorization == null) {
+            String token;
+            try {
+                token = config.pendingBearerToken();
+            } catch (RuntimeException e) {
+                throw new SidecarException(e.getMessage(), false, 0, null, e);
+            }
+            if (token != null) {
+                authorization = "Bearer " + token;
+            }
+        }
+        if (authorization == null && config.pendingCommandConfig() != null) {
+            throw new SidecarException("ACL administration through the broker waits for the "
+                    + "sidecar's credential: " + config.pendingCommandConfig() + " ("
+                    + PluginConfig.COMMAND_CONFIG + ") does not exist or holds no "
+                    + PluginConfig.BEARER_TOKEN + " yet; the sidecar writes it on its first start",
+                    false, 0, null, null);
+        }
+        if (authorization == null) {
             throw new SidecarException("ACL administration through the broker needs a credential "
                     + "for the sidecar: set " + PluginConfig.COMMAND_CONFIG + " (the node's "
                     + "admin.properties) or " + PluginConfig.BEARER_TOKEN, false, 0, null, null);
         }
-        return send("POST", path, body, authorization, timeout);
+        return send("POST", path, body, authorization, adminTimeout);
     }
 
     /** {@code GET path}. */
