@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from store.access_diff import AccessDelta, AccessDiff, AclState, Change, partial_diff
+from store.access_diff import AccessDelta, AccessDiff, AclState, Change, compact, partial_diff
 from store.acl import WILDCARD_RESOURCE, AclBinding, PatternType, ResourceType, parse_fields
 
 Fields = tuple[str, str, str, str, str, str, str]
@@ -59,6 +59,7 @@ def decide_partition(
     sides: Iterable[tuple[int, Fields]],
     short: dict[int, list[tuple[int, Fields]]],
     settings: tuple[AclState, AclState],
+    folded: bool = False,
 ) -> list[AccessDelta]:
     """The rows of the regions keyed under ``key`` (resource type code, name prefix)."""
     code, stem = key
@@ -70,6 +71,8 @@ def decide_partition(
         ResourceType(code),
         lambda k: len(k) >= depth and k.startswith(stem) and k != WILDCARD_RESOURCE,
     )
+    if folded:
+        diff = compact(diff)
     return [*diff.widened, *diff.narrowed]
 
 
@@ -79,10 +82,40 @@ def keyed(bindings: Iterable[AclBinding], side: int, depth: int) -> Iterator[Key
             yield (int(b.resource_type), b.name[:depth]), (side, b.fields())
 
 
+def changed_keys(before: AclState, after: AclState, depth: int) -> set[tuple[int, str]] | None:
+    """The partition keys whose regions can differ, or None for every key.
+
+    With the same settings, a region's decisions change only if a binding that applies to it
+    changed: one keyed in its partition, or a short one (which applies across its type).  So
+    only the partitions of the changed bindings' keys are decided, and every partition of a
+    type with a changed short binding; the others hold no row (a downgrade: only partitions
+    with a binding the older reader ignores).
+    """
+    if (before.super_users, before.allow_everyone_if_no_acl_found) != (
+        after.super_users, after.allow_everyone_if_no_acl_found
+    ):  # fmt: skip
+        return None
+    changed = before.bindings ^ after.bindings
+    every_type = {int(b.resource_type) for b in changed if is_short(b, depth)}
+    keys = {(int(b.resource_type), b.name[:depth]) for b in changed if not is_short(b, depth)}
+    for state in (before, after):
+        keys.update(k for k, _ in keyed(
+            (b for b in state.bindings if int(b.resource_type) in every_type), 0, depth))  # fmt: skip
+    return keys
+
+
 def distributed_access_diff(
-    spark: Any, before: AclState, after: AclState, *, depth: int = 2, partitions: int = 8
+    spark: Any,
+    before: AclState,
+    after: AclState,
+    *,
+    depth: int = 2,
+    partitions: int = 8,
+    folded: bool = False,
 ) -> AccessDiff:
-    """:func:`store.access_diff.access_diff` of ``before`` and ``after`` on ``spark``."""
+    """:func:`store.access_diff.access_diff` of ``before`` and ``after`` on ``spark``;
+    ``folded``: :func:`store.access_diff.compact` of it, each partition's rows folded before
+    they leave it (far fewer rows to collect), then their union."""
     sc = spark.sparkContext
     settings = (AclState(frozenset(), before.super_users, before.allow_everyone_if_no_acl_found),
                 AclState(frozenset(), after.super_users, after.allow_everyone_if_no_acl_found))  # fmt: skip
@@ -93,10 +126,13 @@ def distributed_access_diff(
                 short.setdefault(int(b.resource_type), []).append((side, b.fields()))
     shared = sc.broadcast(short)
     records = [*keyed(before.bindings, 0, depth), *keyed(after.bindings, 1, depth)]
+    wanted = changed_keys(before, after, depth)
+    if wanted is not None:
+        records = [r for r in records if r[0] in wanted]
     rows: list[AccessDelta] = (
         sc.parallelize(records, partitions)
         .groupByKey(partitions)
-        .flatMap(lambda kv: decide_partition(kv[0], kv[1], shared.value, settings))
+        .flatMap(lambda kv: decide_partition(kv[0], kv[1], shared.value, settings, folded))
         .collect()
     )
     # the driver: regions keyed by a short name, and the rest of each type
@@ -115,7 +151,8 @@ def distributed_access_diff(
         )  # fmt: skip
         rows.extend([*diff.widened, *diff.narrowed])
     shared.unpersist()
-    return AccessDiff(
+    diff = AccessDiff(
         widened=tuple(r for r in rows if r.change is Change.WIDENED),
         narrowed=tuple(r for r in rows if r.change is Change.NARROWED),
     )
+    return compact(diff) if folded else diff

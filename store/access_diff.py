@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import bisect
 import enum
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from store.acl import (
     WILDCARD_HOST,
@@ -163,6 +164,7 @@ class _Region:
         return list(dict.fromkeys([*self.before, *self.after]))
 
 
+@functools.cache
 def checked_operations(resource_type: ResourceType) -> tuple[AclOperation, ...]:
     """The operations Kafka's requests check on ``resource_type`` (the API-key table), and
     DESCRIBE (listing and metadata), in code order."""
@@ -215,26 +217,39 @@ def _decide_regions(before: AclState, after: AclState, regions: Iterable[_Region
     rows: list[AccessDelta] = []
     for region in regions:
         in_before, in_after = region.before, region.after
-        if not settings_changed and set(in_before) == set(in_after):
+        changed = set(in_before) ^ set(in_after)
+        if not settings_changed and not changed:
             continue
         masks = (_masks(in_before), _masks(in_after))
         principals = sorted({b.principal for b in region.bindings} | super_changed)
         hosts = sorted({b.host for b in region.bindings} - {WILDCARD_HOST})
         fresh_principals = _fresh_principals(principals, before, after)
         fresh_host = _fresh(hosts, lambda i: f"192.0.2.{i + 1}")
+        # With the same settings and ACLs present on both sides, only a request that some
+        # changed binding matches (its principal or User:*, its host or *) can flip: the
+        # others see the same matching bindings in both states.
+        every = settings_changed or bool(in_before) != bool(in_after)
+        flip_principals = {b.principal for b in changed}
+        flip_hosts = {b.host for b in changed}
+        any_principal = every or WILDCARD_PRINCIPAL in flip_principals
+        any_host = every or WILDCARD_HOST in flip_hosts
+        has_before, has_after = bool(in_before), bool(in_after)
         allowed: dict[tuple[str, str], tuple[int, int]] = {}
         for principal in [*principals, *fresh_principals]:
             if principal in super_both:
                 continue  # allowed in both states, whatever the bindings
+            if not any_principal and principal not in flip_principals:
+                continue
             for host in [*hosts, fresh_host]:
-                was, now = (
-                    _allowed_ops(m, bool(bs), c, principal, host)
-                    for m, bs, c in zip(masks, (in_before, in_after), configs, strict=True)
-                )
+                if not any_host and host not in flip_hosts:
+                    continue
+                was = _allowed_ops(masks[0], has_before, configs[0], principal, host)
+                now = _allowed_ops(masks[1], has_after, configs[1], principal, host)
                 if was != now:
                     allowed[principal, host] = (was, now)
         if not allowed:
             continue
+        super_sorted = sorted(super_both)
         for op in checked_operations(region.resource_type):
             bit = 1 << int(op)
             flips: dict[tuple[str, str], Change] = {
@@ -245,7 +260,7 @@ def _decide_regions(before: AclState, after: AclState, regions: Iterable[_Region
             if flips:
                 rows.extend(
                     _fold(region, op, flips, principals, fresh_principals, hosts, fresh_host,
-                          sorted(super_both))
+                          super_sorted)
                 )  # fmt: skip
     widened = tuple(r for r in rows if r.change is Change.WIDENED)
     narrowed = tuple(r for r in rows if r.change is Change.NARROWED)
@@ -325,17 +340,22 @@ def _fold(
 
     candidates = [p for p in all_principals if p not in super_users]
     for change in Change:
-        flipped = {cell for cell, c in flips.items() if c is change}
-        if not flipped:
+        # principal -> the hosts on which its request flips this way (cells are unique)
+        by_principal: dict[str, set[str]] = {}
+        for (principal, host), c in flips.items():
+            if c is change:
+                by_principal.setdefault(principal, set()).add(host)
+        if not by_principal:
             continue
-        every_host = {p for p in candidates if all((p, h) in flipped for h in all_hosts)}
-        if every_host == set(candidates):
+        every_host = {p for p, hs in by_principal.items() if len(hs) == len(all_hosts)}
+        if len(every_host) == len(candidates):
             yield row(change, ANY, ANY, super_users, (), (fresh_principals[0], fresh_host))
             continue
         for principal in candidates:
-            flipped_hosts = [h for h in all_hosts if (principal, h) in flipped]
-            if not flipped_hosts:
+            on = by_principal.get(principal)
+            if on is None:
                 continue
+            flipped_hosts = [h for h in all_hosts if h in on]
             who, kind = principal, None
             p_except: tuple[str, ...] = ()
             if principal in fresh_principals:  # stands for every principal not in play
@@ -650,6 +670,100 @@ def _name_in(names: NameSet, literals: _NameSet | set[str]) -> str:
     )
 
 
+def compact(diff: AccessDiff) -> AccessDiff:
+    """The same requests in fewer rows: a row of a carved-out region is folded into the row
+    of the region that carves it out, when both say the same (change, resource type,
+    operation, principal, host and their exceptions).
+
+    Merging a child row into its parent's is the union of their name sets: the parent's
+    name set, except that under the child's pattern only the child's carve-outs remain.  A
+    child is merged when it is carved out *directly* (no other carve-out of the parent lies
+    between them), so the union is again one pattern minus carve-outs, and the parent's
+    witness stays a member.  Longer names go first, so chains fold up; the result does not
+    depend on the order of the rows or on folds done earlier (the Spark path compacts each
+    partition, then the union).  A downgrade that drops a prefixed ALLOW narrows access on
+    the prefix and on every literal under it: one row instead of one per literal.
+    """
+    return AccessDiff(widened=_compact_rows(diff.widened), narrowed=_compact_rows(diff.narrowed))
+
+
+_PREFIXED = PatternType.PREFIXED
+
+
+def _row_key(row: AccessDelta) -> tuple[object, ...]:
+    return (row.change, row.resource_type, row.operation, row.principal, row.host,
+            row.principal_except, row.host_except, row.principal_type)  # fmt: skip
+
+
+def _compact_rows(rows: Sequence[AccessDelta]) -> tuple[AccessDelta, ...]:
+    groups: dict[tuple[object, ...], list[AccessDelta]] = {}
+    for row in rows:
+        groups.setdefault(_row_key(row), []).append(row)
+    kept: list[AccessDelta] = []
+    for group in groups.values():
+        if len(group) == 1:
+            kept.extend(group)
+            continue
+        prefixed = {r.names.name: r for r in group if r.names.pattern_type is PatternType.PREFIXED}
+        merged: set[tuple[PatternType, str]] = set()
+        # longer names first, a literal before the prefix of the same name (its carver)
+        order = sorted(group, key=lambda r: (-len(r.names.name), r.names.pattern_type is _PREFIXED))
+        for row in order:
+            names = prefixed[row.names.name].names if row.names.pattern_type is _PREFIXED else row.names
+            parent = _carving_row(names, prefixed)
+            if parent is None:
+                continue
+            prefixed[parent.names.name] = replace(parent, names=_union(parent.names, names))
+            merged.add((names.pattern_type, names.name))
+            if names.pattern_type is PatternType.PREFIXED:
+                del prefixed[names.name]
+        for row in group:
+            key = (row.names.pattern_type, row.names.name)
+            if key in merged:
+                continue
+            kept.append(prefixed[row.names.name] if row.names.pattern_type is PatternType.PREFIXED else row)
+    return tuple(kept)
+
+
+def _carving_row(names: NameSet, prefixed: Mapping[str, AccessDelta]) -> AccessDelta | None:
+    """The row of the region that carves ``names`` out directly, if the group has it."""
+    name = names.name
+    literal = names.pattern_type is PatternType.LITERAL
+    for length in range(len(name) if literal else len(name) - 1, -1, -1):
+        parent = prefixed.get(name[:length])
+        if parent is None:
+            continue
+        carved = parent.names.except_names if literal else parent.names.except_prefixes
+        if not _contains(carved, name):
+            return None
+        between = parent.names.except_prefixes
+        top = len(name) + 1 if literal else len(name)
+        if any(_contains(between, name[:k]) for k in range(length + 1, top)):
+            return None  # a carve-out between them has no row here
+        return parent
+    return None
+
+
+def _contains(names: Sequence[str], name: str) -> bool:
+    i = bisect.bisect_left(names, name)
+    return i < len(names) and names[i] == name
+
+
+def _union(parent: NameSet, child: NameSet) -> NameSet:
+    """``parent`` plus the directly carved-out ``child``: under the child's pattern only the
+    child's own carve-outs stay out."""
+    if child.pattern_type is PatternType.LITERAL:
+        names = tuple(n for n in parent.except_names if n != child.name)
+        return replace(parent, except_names=names)
+    stem = child.name
+    lo, hi = _under(parent.except_names, stem)
+    names = tuple(sorted([*parent.except_names[:lo], *parent.except_names[hi:], *child.except_names]))
+    plo, phi = _under(parent.except_prefixes, stem)
+    prefixes = tuple(sorted([*parent.except_prefixes[:plo], *parent.except_prefixes[phi:],
+                             *child.except_prefixes]))  # fmt: skip
+    return replace(parent, except_names=names, except_prefixes=prefixes)
+
+
 def older_reader_state(state: AclState, reader_version: int) -> tuple[AclState, int]:
     """What a replica reading event format ``reader_version`` with the ``ignore`` policy
     decides from, and how many bindings a ``stop`` replica would stop at.
@@ -683,6 +797,7 @@ __all__ = [
     "access_diff",
     "change_diff",
     "checked_operations",
+    "compact",
     "older_reader_state",
     "partial_diff",
 ]

@@ -14,18 +14,13 @@ import argparse
 from typing import Any
 
 from replicator.cli import acl_command as ac
+from replicator.cli.access_output import delta_json, print_diff_table
 from replicator.cli.common import FAILURE_EXIT, add_client_options, store_client
+from replicator.cli.downgrade_watch import add_watch_options
 from replicator.cli.output import print_json, print_offset
 from replicator.client import StoreClient
 from replicator.contract.bindings import binding_from_json, binding_json, filter_json
-from store.access_diff import (
-    ANY,
-    AccessDelta,
-    AccessDiff,
-    AclState,
-    access_diff,
-    older_reader_state,
-)
+from store.access_diff import AclState, access_diff, older_reader_state
 from store.acl import ANY_FILTER, AclBinding
 from store.authorizer import AuthorizerConfig
 from store.errors import StoreError
@@ -56,65 +51,13 @@ def live_state(client: StoreClient) -> tuple[AclState, int]:
     return state, int(acls["offset"])
 
 
-def delta_json(row: AccessDelta) -> dict[str, Any]:
-    w = row.witness
-    out: dict[str, Any] = {
-        "resourceType": row.resource_type.name,
-        "names": {
-            "patternType": row.names.pattern_type.name,
-            "name": row.names.name,
-            "exceptNames": list(row.names.except_names),
-            "exceptPrefixes": list(row.names.except_prefixes),
-        },
-        "operation": row.operation.name,
-        "principal": row.principal,
-        "principalType": row.principal_type,
-        "principalExcept": list(row.principal_except),
-        "host": row.host,
-        "hostExcept": list(row.host_except),
-        "witness": {
-            "principal": w.principal,
-            "host": w.host,
-            "operation": w.operation.name,
-            "resourceType": w.resource_type.name,
-            "resourceName": w.resource_name,
-        },
-    }
-    return out
-
-
-def delta_text(row: AccessDelta) -> str:
-    if row.principal == ANY:
-        who = f"any {row.principal_type} principal" if row.principal_type else "any principal"
-        if row.principal_except:
-            who += f" but {', '.join(row.principal_except)}"
-    else:
-        who = row.principal
-    where = "any host" if row.host == ANY else row.host
-    if row.host == ANY and row.host_except:
-        where += f" but {', '.join(row.host_except)}"
-    w = row.witness
-    return (
-        f"{row.operation.name} on {row.resource_type.name} {row.names} for {who} from {where}"
-        f"  (e.g. {w.principal} from {w.host}: {w.operation.name} {w.resource_type.name} "
-        f"{w.resource_name!r})"
-    )
-
-
-def print_diff_table(diff: AccessDiff, before: str, after: str) -> None:
-    """Widened access first, then narrowed, one line per symbolic set, with a witness."""
-    for title, rows in (
-        (f"WIDENED ({before} DENIED, {after} ALLOWED)", diff.widened),
-        (f"NARROWED ({before} ALLOWED, {after} DENIED)", diff.narrowed),
-    ):
-        print(f"{title}: {len(rows)}")
-        for row in rows:
-            print(f"  {delta_text(row)}")
-
-
 def downgrade_check(args: argparse.Namespace) -> int:
     if args.to < 1:
         raise ac.AclCommandError(f"--to {args.to}: event formats start at 1")
+    if args.watch or args.once:
+        from replicator.cli.downgrade_watch import run_watch
+
+        return run_watch(args)
     with store_client(args) as client:
         state, offset = live_state(client)
     older, stopping = older_reader_state(state, args.to)
@@ -153,4 +96,5 @@ def add_parser(commands: Any) -> None:
     )  # fmt: skip
     add_client_options(parser)
     parser.add_argument("--to", type=int, required=True, metavar="N", help="the event format")
+    add_watch_options(parser)
     parser.set_defaults(handler=downgrade_check)

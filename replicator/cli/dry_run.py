@@ -11,7 +11,8 @@ output stays where it is.
 from __future__ import annotations
 
 from replicator.cli import acl_command as ac
-from replicator.cli.downgrade import delta_json, live_state, print_diff_table
+from replicator.cli.access_output import delta_json, print_diff_table
+from replicator.cli.downgrade import live_state
 from replicator.cli.output import print_json, print_offset
 from replicator.client import StoreClient
 from replicator.contract.bindings import binding_json

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from jobs.access_diff import distributed_access_diff
-from store.access_diff import AccessDiff, AclState, access_diff, older_reader_state
+from store.access_diff import AccessDiff, AclState, access_diff, compact, older_reader_state
 from tests.store.test_access_diff import acl, mutate, random_state, versioned_state
 
 pytestmark = pytest.mark.spark
@@ -34,6 +34,9 @@ def test_the_spark_path_gives_the_pure_engines_rows(spark: Any) -> None:
         expected = access_diff(before, after)
         for depth in (1, 2):
             same(distributed_access_diff(spark, before, after, depth=depth, partitions=2), expected)
+        # folded in each partition, then in the union: the pure engine's rows, folded
+        folded = distributed_access_diff(spark, before, after, depth=2, partitions=2, folded=True)
+        same(folded, compact(expected))
 
 
 def test_the_kip_290_hole_found_on_spark(spark: Any) -> None:
