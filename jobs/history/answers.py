@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from jobs.history.timeparse import format_time
+from store.access_diff import AccessDiff
 from store.acl import AclBinding
 
 ACL_CREATED: Final = "ACL_CREATED"
@@ -205,6 +206,24 @@ class DiffAnswer:
             "removed": [binding_json(b) for b in sorted(self.removed)],
             "settings": [{"name": n, "old": o, "new": v} for n, o, v in self.settings_changed],
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccessChange:
+    """The access that changed between two points: what :class:`DiffAnswer` says changed in
+    the bindings and settings, and the requests whose decision it changed
+    (:func:`store.access_diff.access_diff` on the two states), each set with a witness.
+
+    Its JSON (``history diff --access``) is the diff's with ``widened`` and ``narrowed``
+    added, rendered as ``downgrade-check`` renders them.
+    """
+
+    diff: DiffAnswer
+    access: AccessDiff
+
+    @property
+    def offset(self) -> int:
+        return self.diff.to_offset
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,10 +1,13 @@
 """The archive job: the change log, streamed into the history and validity Delta tables.
 
 One Structured Streaming query reads the log (Spark's Kafka source for a cluster's topic,
-:mod:`jobs.history.sqlite_source` for the embedded log) and, per micro-batch, decodes the
-records on the workers (:mod:`jobs.history.worker`), appends the events to ``events`` and
-merges the intervals they open and close (:mod:`jobs.history.intervals`) into ``validity``;
-nothing of the batch passes through the driver.
+:mod:`jobs.history.sqlite_source` for the embedded log).  Per micro-batch, the workers decode
+the records (:mod:`jobs.history.worker`, Arrow batches in and out) and the decoded events
+come to the driver as one Arrow table, in a single Spark job; there, the intervals they open
+and close are folded against the intervals still open (:mod:`jobs.history.intervals`: a
+batch is one partition of the log in offset order, so no shuffle), the events are appended
+to ``events`` and the intervals to ``validity``, whose closed rows supersede the open rows
+of the same intervals (:mod:`jobs.history.tables`): two appends, no MERGE.
 
 Exactly once: the query's checkpoint fixes each batch's offsets, and both Delta writes carry
 Delta's idempotent-write pair (``txnAppId`` = this archive's id, ``txnVersion`` = the batch
@@ -15,7 +18,7 @@ batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -23,34 +26,42 @@ from typing import Any, Final
 from jobs.history.answers import HistoryEvent
 from jobs.history.decode import history_event
 from jobs.history.errors import ArchiveStoppedError
-from jobs.history.intervals import changed_intervals
+from jobs.history.intervals import OPEN_SCHEMA, OpenIntervals, changed_intervals
 from jobs.history.tables import (
     EVENTS_PARTITIONING,
     EVENTS_SCHEMA,
     VALIDITY_PARTITIONING,
     VALIDITY_SCHEMA,
+    current_rows,
     events_path,
     validity_path,
 )
-from jobs.history.worker import DECODED_SCHEMA, decode_partition, stop_message
-from jobs.streaming import idempotent_merge, run_micro_batches, table_app_id
+from jobs.history.worker import DECODED_ARROW_SCHEMA, DECODED_SCHEMA, decode_batches, stop_message
+from jobs.streaming import run_micro_batches, table_app_id
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
+from store.log.client_properties import KafkaClientProperties
 
 DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogSource:
-    """Which log to read: partition 0 of a Kafka topic, or an embedded log's data directory."""
+    """Which log to read: partition 0 of a Kafka topic, or an embedded log's data directory.
+
+    ``client`` is how a Kafka log's clients connect (SASL, TLS: ``--log-config``), for Spark's
+    Kafka source and for the reader of the tail alike; none: PLAINTEXT."""
 
     bootstrap_servers: str | None = None
     topic: str | None = None
     data_dir: Path | None = None
+    client: KafkaClientProperties | None = None
 
     @classmethod
-    def kafka(cls, bootstrap_servers: str, topic: str) -> LogSource:
-        return cls(bootstrap_servers=bootstrap_servers, topic=topic)
+    def kafka(
+        cls, bootstrap_servers: str, topic: str, client: KafkaClientProperties | None = None
+    ) -> LogSource:
+        return cls(bootstrap_servers=bootstrap_servers, topic=topic, client=client)
 
     @classmethod
     def embedded(cls, data_dir: Path | str) -> LogSource:
@@ -59,6 +70,8 @@ class LogSource:
     def __post_init__(self) -> None:
         if (self.data_dir is None) == (self.bootstrap_servers is None):
             raise ValueError("a LogSource is either Kafka (bootstrap servers and topic) or embedded")
+        if self.client is not None and self.data_dir is not None:
+            raise ValueError("Kafka client properties configure a Kafka log, not an embedded one")
 
     def open_log(self) -> ChangeLog:
         """The log itself, for reading the tail the archive has not reached."""
@@ -69,7 +82,9 @@ class LogSource:
         from store.log.kafka import KafkaChangeLog
 
         assert self.bootstrap_servers is not None and self.topic is not None
-        return KafkaChangeLog(self.bootstrap_servers, self.topic, create_topic=False)
+        return KafkaChangeLog(
+            self.bootstrap_servers, self.topic, create_topic=False, client=self.client
+        )
 
     def stream(self, spark: Any, max_records_per_batch: int) -> Any:
         """A streaming DataFrame of ``key, value, offset, timestampMs`` records."""
@@ -86,6 +101,7 @@ class LogSource:
         return (
             spark.readStream.format("kafka")
             .option("kafka.bootstrap.servers", self.bootstrap_servers)
+            .options(**(self.client.spark_kafka_options() if self.client else {}))
             .option("assign", f'{{"{self.topic}":[0]}}')
             .option("startingOffsets", "earliest")
             .option("maxOffsetsPerTrigger", str(max_records_per_batch))
@@ -128,46 +144,78 @@ def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppe
     return events, None
 
 
-def write_batch(spark: Any, location: str, events: Any, batch_id: int) -> None:
-    """Append the ``events`` DataFrame (events-table rows) and merge the intervals they open
-    and close into ``validity``, each table at most once per ``batch_id``."""
-    from delta.tables import DeltaTable
+def map_in_arrow(frame: Any, func: Callable[[Iterable[Any]], Iterator[Any]], schema: str) -> Any:
+    """``frame.mapInArrow(func, schema)``: Arrow record batches in and out of the workers (no
+    Row pickling).  pyspark checks that pandas is installed although this path never uses it:
+    pandas is a dependency for that check alone."""
+    return frame.mapInArrow(func, schema)
+
+
+class Archiver:
+    """Writes a run's micro-batches, keeping the intervals open between them.
+
+    The open intervals are read from ``validity`` once, at the run's first batch, and then
+    carried from batch to batch in memory (a batch is folded on the driver against them).
+    ``reflected`` is the last offset the validity table holds a change of when they are read:
+    a batch replayed after a crash (its writes then skipped by Delta's idempotent-write pair)
+    folds only the events after it, so the carried intervals never count an event twice.
+    """
+
+    def __init__(self, spark: Any, location: str) -> None:
+        self.spark = spark
+        self.location = location
+        self.app_id = archive_id(location)
+        self.open: OpenIntervals | None = None
+        self.reflected = -1
+
+    def __call__(self, batch: Any, batch_id: int) -> None:
+        """Decode one micro-batch on the workers and write it; raise ArchiveStoppedError
+        (after writing what precedes it) when the batch holds a record the fold refuses."""
+        import pyarrow.compute as pc
+
+        records = batch.select("key", "value", "offset", "timestampMs")
+        decoded = map_in_arrow(records, decode_batches, DECODED_SCHEMA).toArrow()
+        decoded = decoded.cast(DECODED_ARROW_SCHEMA).sort_by("offset")
+        refused = decoded.filter(pc.is_valid(decoded.column("error")))
+        stop: ArchiveStoppedError | None = None
+        if refused.num_rows:
+            first = refused.slice(0, 1).to_pylist()[0]
+            stop = ArchiveStoppedError(str(first["error"]), offset=int(first["offset"]))
+            decoded = decoded.filter(pc.less(decoded.column("offset"), first["offset"]))
+        self.write(decoded.drop_columns(["error"]), batch_id)
+        if stop is not None:
+            raise stop
+
+    def write(self, events: Any, batch_id: int) -> None:
+        """Append ``events`` (an Arrow table of events-table rows in offset order) and the
+        intervals they open and close to ``validity``, each table at most once per
+        ``batch_id``."""
+        import pyarrow.compute as pc
+
+        self.append(events, events_path(self.location), batch_id)
+        if self.open is None:
+            self.open, self.reflected = read_open_intervals(self.spark, self.location)
+        fresh = events.filter(pc.greater(events.column("offset"), self.reflected))
+        changed, self.open = changed_intervals(fresh, self.open)
+        self.append(changed, validity_path(self.location), batch_id)
+
+    def append(self, rows: Any, path: str, batch_id: int) -> None:
+        """Append an Arrow table to the Delta table at ``path`` as one file per partition."""
+        if rows.num_rows:
+            (self.spark.createDataFrame(rows).coalesce(1).write.format("delta").mode("append")
+             .option("txnAppId", self.app_id).option("txnVersion", batch_id).save(path))  # fmt: skip
+
+
+def read_open_intervals(spark: Any, location: str) -> tuple[OpenIntervals, int]:
+    """The intervals ``validity`` holds open, and the last offset it holds a change of."""
     from pyspark.sql import functions as f
 
-    app_id = archive_id(location)
-    (events.write.format("delta").mode("append").option("txnAppId", app_id)
-     .option("txnVersion", batch_id).save(events_path(location)))  # fmt: skip
-    validity = DeltaTable.forPath(spark, validity_path(location))
-    source = changed_intervals(events, validity.toDF().filter(f.col("toOffset").isNull()))
-    with idempotent_merge(spark, app_id, batch_id):
-        # Only open intervals can match (an interval is closed once): the null toOffset lets
-        # Delta skip the files that hold closed intervals only.
-        (validity.alias("t").merge(
-            source.alias("s"), "t.toOffset IS NULL AND t.id = s.id AND t.fromOffset = s.fromOffset"
-         ).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())  # fmt: skip
-
-
-def archive_batch(spark: Any, location: str, batch: Any, batch_id: int) -> None:
-    """Decode one micro-batch on the workers and write it; raise ArchiveStoppedError (after
-    writing what precedes it) when the batch holds a record the fold refuses."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as f
-
-    records = batch.select("key", "value", "offset", "timestampMs").rdd
-    decoded = spark.createDataFrame(
-        records.mapPartitions(decode_partition), DECODED_SCHEMA, verifySchema=False
-    ).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        refused = decoded.filter(f.col("error").isNotNull()).orderBy("offset").limit(1).collect()
-        events = decoded.filter(f.col("error").isNull()).drop("error")
-        if refused:
-            events = events.filter(f.col("offset") < refused[0]["offset"])
-        write_batch(spark, location, events, batch_id)
-    finally:
-        decoded.unpersist()
-    if refused:
-        offset = int(refused[0]["offset"])
-        raise ArchiveStoppedError(str(refused[0]["error"]), offset=offset)
+    table = spark.read.format("delta").load(validity_path(location))
+    reflected = table.agg(f.greatest(f.max("fromOffset"), f.max("toOffset"))).collect()[0][0]
+    if reflected is None:  # a new archive
+        return OpenIntervals(), -1
+    rows = current_rows(table, where=f.col("toOffset").isNull()).select(*OPEN_SCHEMA.names).toArrow()
+    return OpenIntervals.of(rows), int(reflected)
 
 
 def run_archive(
@@ -183,10 +231,11 @@ def run_archive(
     as the job starts (trigger ``availableNow``).  Raises ArchiveStoppedError on a bad record."""
     ensure_tables(spark, location)
     stopped: list[ArchiveStoppedError] = []
+    archiver = Archiver(spark, location)
 
     def each_batch(batch: Any, batch_id: int) -> None:
         try:
-            archive_batch(spark, location, batch, batch_id)
+            archiver(batch, batch_id)
         except ArchiveStoppedError as error:
             stopped.append(error)
             raise

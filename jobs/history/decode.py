@@ -11,7 +11,7 @@ made it so (``from_offset``) to the record that ended it (``to_offset``, None wh
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
@@ -99,30 +99,65 @@ class Validity:
         return self.from_offset <= offset and (self.closed is None or self.closed.offset > offset)
 
 
+Opener = int
+"""Who opened an interval, for :func:`fold_positions`: a row of the batch (0, 1, ...) or an
+interval open before it (-1, -2, ...: ``-1 - k`` is the k-th of the caller's open intervals)."""
+
+
+def fold_positions(
+    ids: Sequence[str],
+    types: Sequence[str],
+    config_values: Sequence[str | None],
+    still_open: dict[str, Opener],
+) -> list[tuple[Opener, int | None]]:
+    """The rules of the validity intervals over plain columns: row i of a batch changes
+    ``ids[i]`` with an event of ``types[i]`` (and, for a setting, ``config_values[i]``).
+
+    ``still_open`` maps each id whose interval is open to its opener; it is updated to the
+    state after the batch.  Returns each interval the batch opened or closed once, in its
+    latest form: ``(opener, closing row or None)``.  Creating a live binding or deleting an
+    absent one changes nothing, as in the live set; every ``ConfigAltered`` closes the
+    setting's interval and, to a value, opens the next.
+    """
+    changed: dict[tuple[str, Opener], int | None] = {}
+    for row, (key, kind, value) in enumerate(zip(ids, types, config_values, strict=True)):
+        if kind == ACL_CREATED:
+            if key not in still_open:
+                still_open[key] = row
+                changed[(key, row)] = None
+            continue
+        previous = still_open.pop(key, None)
+        if previous is not None:
+            changed[(key, previous)] = row
+        if kind == CONFIG_ALTERED and value is not None:
+            still_open[key] = row
+            changed[(key, row)] = None
+    return [(opener, closer) for (_, opener), closer in changed.items()]
+
+
 def fold_validity(
-    events: Iterable[HistoryEvent], open_intervals: Mapping[str, Validity]
+    events: Sequence[HistoryEvent], open_intervals: Mapping[str, Validity]
 ) -> tuple[list[Validity], dict[str, Validity]]:
     """Apply ``events`` (in offset order) to the intervals still open.
 
     Returns the intervals opened or closed by the events (each once, in its latest form) and
-    the intervals open afterwards.  Creating a live binding or deleting an absent one changes
-    nothing, as in the live set.
+    the intervals open afterwards (:func:`fold_positions`' rules over events).
     """
-    still_open = dict(open_intervals)
-    changed: dict[tuple[str, int], Validity] = {}
-    for event in events:
-        key = identity(event)
-        if event.type == ACL_CREATED:
-            if key not in still_open:
-                interval = Validity(id=key, opened=event)
-                still_open[key] = interval
-                changed[(key, event.offset)] = interval
-            continue
-        previous = still_open.pop(key, None)
-        if previous is not None:
-            changed[(key, previous.from_offset)] = replace(previous, closed=event)
-        if event.type == CONFIG_ALTERED and event.config_value is not None:
-            interval = Validity(id=key, opened=event)
-            still_open[key] = interval
-            changed[(key, event.offset)] = interval
-    return list(changed.values()), still_open
+    before = list(open_intervals.values())
+    positions: dict[str, Opener] = {v.id: -1 - k for k, v in enumerate(before)}
+    changes = fold_positions(
+        [identity(e) for e in events], [e.type for e in events], [e.config_value for e in events],
+        positions,
+    )  # fmt: skip
+
+    def opened(opener: Opener) -> Validity:
+        if opener < 0:
+            return before[-1 - opener]
+        event = events[opener]
+        return Validity(id=identity(event), opened=event)
+
+    changed = [
+        opened(opener) if closer is None else replace(opened(opener), closed=events[closer])
+        for opener, closer in changes
+    ]
+    return changed, {key: opened(opener) for key, opener in positions.items()}

@@ -1,83 +1,120 @@
-"""The validity intervals a batch of events opens and closes: one DataFrame transformation.
+"""The validity intervals a batch of events opens and closes, as Arrow columns.
 
-The same rules as :func:`jobs.history.decode.fold_validity`, over a whole micro-batch on the
-executors instead of a loop on the driver.  Per binding or setting (its ``id``), the batch's
-events and the interval still open in the table (if any) are ordered by offset; with ``lag``,
-an event is *effective* when it changes the state (creating a live binding or deleting an
-absent one changes nothing; every ``ConfigAltered`` of a set setting or to a value does); with
-``lead`` over the effective rows, the row after an opening is the event that closes it.
+A micro-batch comes from one partition of the log, in offset order, so its intervals need no
+shuffle: :func:`jobs.history.decode.fold_positions` (the rules :func:`fold_validity` also
+uses) walks the batch's ids once, on the driver, against the intervals still open before
+it; this module only gathers the rows it names, column by column (``take``), from the batch
+and from those open intervals.  Pure: pyarrow tables in, pyarrow tables out.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Final
 
-from jobs.history.answers import ACL_CREATED, CONFIG_ALTERED
-from jobs.history.decode import BINDING_KIND, SETTING_KIND
+import pyarrow as pa
+import pyarrow.compute as pc
 
-_BINDING_FIELDS: Final = (
+from jobs.history.decode import BINDING_KIND, SETTING_KIND, fold_positions
+
+BINDING_FIELDS: Final = (
     "resourceType", "name", "patternType", "principal", "host", "operation", "permission",
 )  # fmt: skip
-_OPENED: Final = (
-    "id", "kind", *_BINDING_FIELDS, "configName", "configValue",
-    "fromOffset", "fromMs", "fromActor", "fromRequestId",
+_FROM: Final = (
+    ("offset", "fromOffset"), ("timeMs", "fromMs"), ("actor", "fromActor"), ("requestId", "fromRequestId"),
 )  # fmt: skip
+_TO: Final = (
+    ("offset", "toOffset"), ("timeMs", "toMs"), ("actor", "toActor"), ("requestId", "toRequestId"),
+)  # fmt: skip
+OPEN_SCHEMA: Final = pa.schema(
+    [
+        ("id", pa.string()), ("kind", pa.string()),
+        *((name, pa.string()) for name in (*BINDING_FIELDS, "configName", "configValue")),
+        ("fromOffset", pa.int64()), ("fromMs", pa.int64()), ("fromActor", pa.string()),
+        ("fromRequestId", pa.string()),
+    ]
+)  # fmt: skip
+"""An interval's opening half: the validity table's columns up to ``fromRequestId``."""
+VALIDITY_ARROW_SCHEMA: Final = pa.schema(
+    [
+        *OPEN_SCHEMA,
+        ("toOffset", pa.int64()), ("toMs", pa.int64()), ("toActor", pa.string()),
+        ("toRequestId", pa.string()), ("toConfigValue", pa.string()),
+    ]
+)  # fmt: skip
+"""The validity table's columns (:data:`jobs.history.tables.VALIDITY_SCHEMA`) in Arrow."""
 
 
-def with_identity(events: Any) -> Any:
-    """``events`` rows with their ``id`` (``binding|<fields>`` or ``setting|<name>``) and kind."""
-    from pyspark.sql import functions as f
+@dataclass(frozen=True, slots=True)
+class OpenIntervals:
+    """The intervals open after some offset: their opening rows and, per id, its row."""
 
-    is_binding = f.col("resourceType").isNotNull()
-    binding_id = f.concat(f.lit(BINDING_KIND + "|"), f.concat_ws("\x1f", *_BINDING_FIELDS))
-    return events.withColumns({
-        "id": f.when(is_binding, binding_id).otherwise(f.concat(f.lit(SETTING_KIND + "|"), "configName")),
-        "kind": f.when(is_binding, f.lit(BINDING_KIND)).otherwise(f.lit(SETTING_KIND)),
-    })  # fmt: skip
+    rows: pa.Table = field(default_factory=OPEN_SCHEMA.empty_table)
+    positions: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: pa.Table) -> OpenIntervals:
+        """From opening rows (:data:`OPEN_SCHEMA`'s columns, one per id)."""
+        rows = rows.select(OPEN_SCHEMA.names).cast(OPEN_SCHEMA)
+        return cls(rows, {key: row for row, key in enumerate(rows.column("id").to_pylist())})
 
 
-def changed_intervals(events: Any, still_open: Any) -> Any:
-    """The validity rows (table schema) that ``events`` open or close.
-
-    ``events``: the batch's rows of the events table; ``still_open``: the table's rows with a
-    null ``toOffset`` (only those of the batch's ids are needed).  An interval opened before
-    the batch and untouched by it is not returned.
-    """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as f
-
-    batch = with_identity(events).select(
-        "id", "kind", *_BINDING_FIELDS, "configName", "configValue",
-        f.col("offset").alias("fromOffset"), f.col("timeMs").alias("fromMs"),
-        f.col("actor").alias("fromActor"), f.col("requestId").alias("fromRequestId"),
-        f.when(f.col("kind") == BINDING_KIND, f.col("type") == ACL_CREATED)
-        .otherwise((f.col("type") == CONFIG_ALTERED) & f.col("configValue").isNotNull())
-        .alias("liveAfter"),
-        f.lit(False).alias("inTable"),
-    )  # fmt: skip
-    opened = still_open.select(*_OPENED, f.lit(True).alias("liveAfter"), f.lit(True).alias("inTable"))
-    rows = batch.unionByName(opened.join(batch.select("id").distinct(), "id", "left_semi"))
-    by_id = Window.partitionBy("id").orderBy("fromOffset")
-    before = f.coalesce(f.lag("liveAfter").over(by_id), f.lit(False))
-    effective = rows.withColumn("liveBefore", before).filter(
-        f.col("inTable")
-        | ((f.col("kind") == BINDING_KIND) & (f.col("liveAfter") != f.col("liveBefore")))
-        | ((f.col("kind") == SETTING_KIND) & (f.col("liveAfter") | f.col("liveBefore")))
+def identities(events: pa.Table) -> pa.ChunkedArray:
+    """Each event's ``id``: ``binding|<the seven fields>`` or ``setting|<name>``
+    (:func:`jobs.history.decode.identity`, column-wise)."""
+    fields = pc.binary_join_element_wise(*(events.column(name) for name in BINDING_FIELDS), "\x1f")
+    is_setting = pc.is_null(events.column("resourceType"))
+    return pc.if_else(
+        is_setting,
+        pc.binary_join_element_wise(SETTING_KIND, events.column("configName"), "|"),
+        pc.binary_join_element_wise(BINDING_KIND, fields, "|"),
     )
-    closer = f.lead(
-        f.struct(
-            f.col("fromOffset").alias("offset"), f.col("fromMs").alias("ms"),
-            f.col("fromActor").alias("actor"), f.col("fromRequestId").alias("requestId"),
-            f.col("configValue").alias("value"),
-        )
-    ).over(by_id)  # fmt: skip
-    return (
-        effective.withColumn("closer", closer)
-        .filter(f.col("liveAfter") & ~(f.col("inTable") & f.col("closer").isNull()))
-        .select(
-            *_OPENED,
-            f.col("closer.offset").alias("toOffset"), f.col("closer.ms").alias("toMs"),
-            f.col("closer.actor").alias("toActor"), f.col("closer.requestId").alias("toRequestId"),
-            f.when(f.col("kind") == SETTING_KIND, f.col("closer.value")).alias("toConfigValue"),
-        )
+
+
+def openings(events: pa.Table, ids: pa.ChunkedArray) -> pa.Table:
+    """Every event as the opening half of an interval (:data:`OPEN_SCHEMA`)."""
+    kinds = pc.if_else(pc.is_null(events.column("resourceType")), SETTING_KIND, BINDING_KIND)
+    columns = [ids, kinds, *(events.column(n) for n in (*BINDING_FIELDS, "configName", "configValue"))]
+    columns += [events.column(source) for source, _ in _FROM]
+    return pa.Table.from_arrays(columns, schema=OPEN_SCHEMA)
+
+
+def changed_intervals(events: pa.Table, still_open: OpenIntervals) -> tuple[pa.Table, OpenIntervals]:
+    """The validity rows (:data:`VALIDITY_ARROW_SCHEMA`) that ``events`` (events-table
+    columns, in offset order) open or close, each once in its latest form, and the intervals
+    open after them.  An interval opened before the batch and untouched by it is not returned.
+    """
+    ids = identities(events)
+    openers = {key: -1 - row for key, row in still_open.positions.items()}
+    changes = fold_positions(
+        ids.to_pylist(), events.column("type").to_pylist(), events.column("configValue").to_pylist(),
+        openers,
     )  # fmt: skip
+    opened_here = openings(events, ids)
+    here = [(opener, closer) for opener, closer in changes if opener >= 0]
+    before = [(-1 - opener, closer) for opener, closer in changes if opener < 0]
+    opened = pa.concat_tables(
+        [_take(opened_here, [o for o, _ in here]), _take(still_open.rows, [o for o, _ in before])]
+    )
+    closers = [c for _, c in here] + [c for _, c in before]
+    closing = _take(events.select([source for source, _ in _TO] + ["configValue"]), closers)
+    is_setting = pc.equal(opened.column("kind"), SETTING_KIND)
+    to_value = pc.if_else(is_setting, closing.column("configValue"), pa.scalar(None, pa.string()))
+    changed = pa.Table.from_arrays(
+        [*opened.columns, *(closing.column(source) for source, _ in _TO), to_value],
+        schema=VALIDITY_ARROW_SCHEMA,
+    )
+    keys = list(openers)
+    kept = pa.concat_tables(
+        [
+            _take(still_open.rows, [-1 - openers[k] for k in keys if openers[k] < 0]),
+            _take(opened_here, [openers[k] for k in keys if openers[k] >= 0]),
+        ]
+    )
+    order = [k for k in keys if openers[k] < 0] + [k for k in keys if openers[k] >= 0]
+    return changed, OpenIntervals(kept, {key: row for row, key in enumerate(order)})
+
+
+def _take(table: pa.Table, rows: list[int] | list[int | None]) -> pa.Table:
+    """``table``'s ``rows`` in that order; a None row is a row of nulls."""
+    return table.take(pa.array(rows, type=pa.int64()))

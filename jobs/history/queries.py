@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from jobs.history.answers import (
     EVERY_PRINCIPAL,
+    AccessChange,
     DiffAnswer,
     EventsAnswer,
     HistoryEvent,
@@ -33,7 +34,8 @@ from jobs.history.answers import (
 from jobs.history.archive import LogSource, decode_batch
 from jobs.history.decode import Validity, fold_validity
 from jobs.history.errors import BeforeHistoryError, NoHistoryError
-from jobs.history.tables import event_of_row, events_path, validity_of_row, validity_path
+from jobs.history.tables import current_rows, event_of_row, events_path, validity_of_row, validity_path
+from store.access_diff import AclState, change_diff
 from store.acl import (
     WILDCARD_RESOURCE,
     AclBinding,
@@ -69,6 +71,16 @@ class Loaded:
     intervals: tuple[Validity, ...]
     offset: int
     tail: tuple[HistoryEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one answer reads once: the archive's last offset, the log's tail after it and the
+    log offset the two reflect together."""
+
+    end: int
+    tail: tuple[HistoryEvent, ...]
+    offset: int
 
 
 def _table(spark: Any, path: str) -> Any | None:
@@ -123,35 +135,48 @@ def read_tail(
         log.close()
 
 
+def read_end(spark: Any, location: str, source: LogSource | None) -> Reading:
+    """The archive's last offset and the log's tail after it."""
+    end = archived_end(spark, location)
+    tail, offset = read_tail(source, end)
+    return Reading(end, tuple(tail), offset)
+
+
 def load_intervals(
     spark: Any,
     location: str,
     source: LogSource | None,
     *,
-    where: Any | None = None,
+    scope: Any | None = None,
+    live: bool = False,
+    at: int | None = None,
     relevant: Callable[[Validity], bool] = lambda _: True,
+    reading: Reading | None = None,
 ) -> Loaded:
-    """The validity intervals ``where`` selects, brought up to the log's end with the tail,
-    narrowed to ``relevant`` ones.
+    """The validity intervals in ``scope`` (all when None), brought up to the log's end with
+    the tail, narrowed to ``relevant`` ones.
 
-    ``where`` must keep every open interval ``relevant`` keeps (a tail event may close it);
-    tail events about other bindings and settings are not folded at all.
+    ``live``: only the intervals live at offset ``at`` or, with ``at`` None, those open now
+    (every interval the tail may close is among them).  ``scope`` must keep every interval
+    ``relevant`` keeps; tail events about other bindings and settings are not folded at all.
     """
-    end = archived_end(spark, location)
+    reading = reading or read_end(spark, location, source)
     found: dict[tuple[str, int], Validity] = {}
     table = _table(spark, validity_path(location))
     if table is not None:
-        selected = table if where is None else table.filter(where)
-        for row in selected.collect():
+        where = _live_or_open(at) if live else None
+        for row in current_rows(table, scope, where).collect():
             interval = validity_of_row(row)
-            found[(interval.id, interval.from_offset)] = interval
-    tail, offset = read_tail(source, end)
+            key = (interval.id, interval.from_offset)
+            if interval.closed is not None or key not in found:
+                found[key] = interval
     still_open = {v.id: v for v in found.values() if v.closed is None}
-    changed, _ = fold_validity((e for e in tail if relevant(Validity(id="", opened=e))), still_open)
+    tail = reading.tail
+    changed, _ = fold_validity([e for e in tail if relevant(Validity(id="", opened=e))], still_open)
     for interval in changed:
         found[(interval.id, interval.from_offset)] = interval
     chosen = tuple(v for v in found.values() if relevant(v))
-    return Loaded(chosen, offset, tuple(tail))
+    return Loaded(chosen, reading.offset, tuple(tail))
 
 
 def load_events(
@@ -185,17 +210,34 @@ def offset_at(spark: Any, location: str, source: LogSource | None, at_ms: int) -
 
     Raises BeforeHistoryError when ``at_ms`` is before the first change held anywhere.
     """
+    at, _ = _resolve(spark, location, source, at_ms, None)
+    assert at is not None
+    return at
+
+
+def _resolve(
+    spark: Any, location: str, source: LogSource | None, at_ms: int | None, offset: int | None
+) -> tuple[int | None, Reading]:
+    """The offset asked about (``offset``, the last at or before ``at_ms``, or None: now) and
+    the :class:`Reading` the answer builds on, from one aggregation of the events table."""
     from pyspark.sql import functions as f
 
     first: int | None = None
-    last = -1
+    last = end = -1
     table = _table(spark, events_path(location))
     if table is not None:
-        reached = f.max(f.when(f.col("timeMs") <= at_ms, f.col("offset")))
-        row = table.agg(f.min("timeMs"), reached).collect()[0]
-        first = None if row[0] is None else int(row[0])
-        last = -1 if row[1] is None else int(row[1])
-    tail, _ = read_tail(source, archived_end(spark, location))
+        columns = [f.max("offset")]
+        if at_ms is not None:
+            columns += [f.min("timeMs"), f.max(f.when(f.col("timeMs") <= at_ms, f.col("offset")))]
+        row = table.agg(*columns).collect()[0]
+        end = -1 if row[0] is None else int(row[0])
+        if at_ms is not None:
+            first = None if row[1] is None else int(row[1])
+            last = -1 if row[2] is None else int(row[2])
+    tail, reflected = read_tail(source, end)
+    reading = Reading(end, tuple(tail), reflected)
+    if offset is not None or at_ms is None:
+        return offset, reading
     for event in tail:
         first = event.time_ms if first is None else min(first, event.time_ms)
         if event.time_ms <= at_ms:
@@ -206,17 +248,7 @@ def offset_at(spark: Any, location: str, source: LogSource | None, at_ms: int) -
         raise BeforeHistoryError(
             f"time {at_ms} ms is before the first change held ({first} ms): ask about a later time"
         )
-    return last
-
-
-def _resolve(
-    spark: Any, location: str, source: LogSource | None, at_ms: int | None, offset: int | None
-) -> int | None:
-    if offset is not None:
-        return offset
-    if at_ms is not None:
-        return offset_at(spark, location, source, at_ms)
-    return None
+    return last, reading
 
 
 # --- which rows can matter -------------------------------------------------------------------
@@ -501,8 +533,8 @@ def snapshot(
     offset: int | None = None,
 ) -> Snapshot:
     """The live bindings and settings at ``offset``, at time ``at_ms``, or now."""
-    at = _resolve(spark, location, source, at_ms, offset)
-    loaded = load_intervals(spark, location, source, where=_live_or_open(at))
+    at, reading = _resolve(spark, location, source, at_ms, offset)
+    loaded = load_intervals(spark, location, source, live=True, at=at, reading=reading)
     at = loaded.offset if at is None else at
     bindings, settings = state_at(loaded.intervals, at)
     return Snapshot(
@@ -526,11 +558,10 @@ def who(
     offset: int | None = None,
 ) -> WhoAnswer:
     """Who could do ``operation`` on ``resource_type:resource_name`` from ``host`` then."""
-    at = _resolve(spark, location, source, at_ms, offset)
+    at, reading = _resolve(spark, location, source, at_ms, offset)
     loaded = load_intervals(
-        spark, location, source,
-        where=resource_filter(resource_type, resource_name) & _live_or_open(at),
-        relevant=applies_to(resource_type, resource_name),
+        spark, location, source, scope=resource_filter(resource_type, resource_name), live=True,
+        at=at, relevant=applies_to(resource_type, resource_name), reading=reading,
     )  # fmt: skip
     at = loaded.offset if at is None else at
     bindings, settings = state_at(loaded.intervals, at)
@@ -566,9 +597,9 @@ def when(
     action = Action(operation, resource_type, resource_name)
     own = requester_matches(text, host)
     relevant = applies_to(resource_type, resource_name)
-    end = archived_end(spark, location)
-    tail, offset = read_tail(source, end)
-    tail = [e for e in tail if relevant(Validity(id="", opened=e))]
+    _, reading = _resolve(spark, location, source, None, None)
+    offset = reading.offset
+    tail = [e for e in reading.tail if relevant(Validity(id="", opened=e))]
     table = _table(spark, validity_path(location))
     mine: list[Validity] = []
     others_open: list[Validity] = []
@@ -577,14 +608,20 @@ def when(
     if table is not None:
         from pyspark.sql import functions as f
 
-        candidates = table.filter(resource_filter(resource_type, resource_name))
+        scope = resource_filter(resource_type, resource_name)
         matching = (f.col("kind") == "setting") | (
             f.col("principal").isin(str(KafkaPrincipal.parse(text)), EVERY_PRINCIPAL)
             & f.col("host").isin(host, "*")
         )
-        mine = [validity_of_row(r) for r in candidates.filter(matching).collect()]
-        others = candidates.filter(~matching)
-        others_open = [validity_of_row(r) for r in others.filter(f.col("toOffset").isNull()).collect()]
+        # In full: the requester's own rows and the others' open ones (few); of the others'
+        # closed rows (never superseded), only the offsets.
+        for row in current_rows(table, scope, matching | f.col("toOffset").isNull()).collect():
+            interval = validity_of_row(row)
+            if interval.binding is None or own(interval.binding):
+                mine.append(interval)
+            else:
+                others_open.append(interval)
+        others = table.filter(scope & ~matching)
         spans = others.filter(f.col("toOffset").isNotNull()).select("fromOffset", "toOffset").toArrow()
         closed_spans = list(zip(spans.column(0).to_pylist(), spans.column(1).to_pylist(), strict=True))
         boundary_rows = others
@@ -639,17 +676,72 @@ def diff(
     to_offset: int | None = None,
 ) -> DiffAnswer:
     """The bindings and settings added and removed between two points (the second: now)."""
-    start = _resolve(spark, location, source, from_ms, from_offset)
-    end = _resolve(spark, location, source, to_ms, to_offset)
-    loaded = load_intervals(spark, location, source)
-    start = -1 if start is None else start
-    end = loaded.offset if end is None else end
-    return diff_of(loaded.intervals, start, end)
+    return diff_of(*_between(spark, location, source, from_ms, to_ms, from_offset, to_offset))
+
+
+def _between(
+    spark: Any,
+    location: str,
+    source: LogSource | None,
+    from_ms: int | None,
+    to_ms: int | None,
+    from_offset: int | None,
+    to_offset: int | None,
+) -> tuple[Sequence[Validity], int, int]:
+    """The intervals and the two offsets a question about two points reads (the second
+    defaults to the log's end, the first to before the first record)."""
+    start, _ = _resolve(spark, location, source, from_ms, from_offset)
+    end, reading = _resolve(spark, location, source, to_ms, to_offset)
+    loaded = load_intervals(spark, location, source, reading=reading)
+    return (
+        loaded.intervals,
+        -1 if start is None else start,
+        loaded.offset if end is None else end,
+    )
+
+
+def access_change(
+    spark: Any,
+    location: str,
+    source: LogSource | None,
+    *,
+    from_ms: int | None = None,
+    to_ms: int | None = None,
+    from_offset: int | None = None,
+    to_offset: int | None = None,
+) -> AccessChange:
+    """:func:`diff`, and the access it changed: every request whose decision differs between
+    the two points, as the one access-diff engine (:mod:`store.access_diff`) finds it."""
+    return access_change_of(*_between(spark, location, source, from_ms, to_ms, from_offset, to_offset))
+
+
+def acl_state(bindings: Iterable[AclBinding], settings: dict[str, str]) -> AclState:
+    """What decides: the live set and the settings in force (defaults for those not set)."""
+    config = StoreSettings(settings).authorizer_config()
+    return AclState.of(bindings, config.super_users, config.allow_everyone_if_no_acl_found)
+
+
+def access_change_of(intervals: Sequence[Validity], start: int, end: int) -> AccessChange:
+    before, old = state_at(intervals, start)
+    after, new = state_at(intervals, end)
+    # change_diff: only the regions a changed binding applies to (all of them when a
+    # setting changed), the same answer as access_diff's
+    access = change_diff(acl_state(before, old), acl_state(after, new))
+    return AccessChange(diff=_diff(start, end, before, old, after, new), access=access)
 
 
 def diff_of(intervals: Sequence[Validity], start: int, end: int) -> DiffAnswer:
-    before, old = state_at(intervals, start)
-    after, new = state_at(intervals, end)
+    return _diff(start, end, *state_at(intervals, start), *state_at(intervals, end))
+
+
+def _diff(
+    start: int,
+    end: int,
+    before: set[AclBinding],
+    old: dict[str, str],
+    after: set[AclBinding],
+    new: dict[str, str],
+) -> DiffAnswer:
     names = sorted(set(old) | set(new))
     return DiffAnswer(
         from_offset=start,
@@ -669,10 +761,10 @@ def restore(
     offset: int | None = None,
 ) -> RestorePlan:
     """The deletes and creates that make the live set now what it was at the given point."""
-    at = _resolve(spark, location, source, at_ms, offset)
+    at, reading = _resolve(spark, location, source, at_ms, offset)
     if at is None:
         raise NoHistoryError("restore needs a point to go back to: give a time or an offset")
-    loaded = load_intervals(spark, location, source)
+    loaded = load_intervals(spark, location, source, reading=reading)
     then, settings_then = state_at(loaded.intervals, at)
     now, settings_now = state_at(loaded.intervals, loaded.offset)
     return RestorePlan(

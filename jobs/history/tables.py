@@ -4,7 +4,12 @@
   time (audits ask about days; a partition holds a day's changes whatever their rate);
 * ``<location>/validity``: one row per binding per interval it was live and per setting per
   value it held (``toOffset`` null while it holds), partitioned by resource type (settings
-  under null), so a question about one resource reads one partition's few rows.
+  under null), so a question about one resource reads one partition's few rows.  The table
+  is append-only: the batch that opens an interval appends it open, and the batch that
+  closes it appends it again, complete; the closed row supersedes the open one with the
+  same ``id`` and ``fromOffset`` (:func:`current_rows` reads each interval once).  An
+  archive written when intervals were updated in place holds no superseded rows, so it
+  reads the same.
 
 A location may be any Hadoop-compatible URI (``file:``, ``hdfs:``, ``s3a:``...).  Rows are
 plain tuples in schema order, built and read here only.
@@ -136,3 +141,21 @@ def validity_of_row(row: Sequence[Any]) -> Validity:
             request_id=row[18],
         )
     return Validity(id=row[0], opened=opened, closed=closed)
+
+
+def current_rows(table: Any, scope: Any | None = None, where: Any | None = None) -> Any:
+    """The validity rows that ``scope`` and ``where`` select, each interval once.
+
+    The archive appends an interval's row when it opens and again, complete, when it
+    closes: an open row with a closed row of the same ``id`` and ``fromOffset`` is
+    superseded and left out here.  ``scope`` must select by what an
+    interval is (its binding or setting), so both rows of one interval pass it alike.
+    """
+    from pyspark.sql import functions as f
+
+    scoped = table if scope is None else table.filter(scope)
+    picked = scoped if where is None else scoped.filter(where)
+    closed = f.col("toOffset").isNotNull()
+    ended = scoped.filter(closed).select("id", "fromOffset")
+    still_open = picked.filter(~closed).join(ended, ["id", "fromOffset"], "left_anti")
+    return picked.filter(closed).unionByName(still_open.select(*table.columns))

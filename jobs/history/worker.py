@@ -7,14 +7,18 @@ its key checked against the record's), everything else through :func:`store.fold
 carrying only its offset and the error's message, and the worker stops there: the driver
 archives what comes before the first such offset and stops the job at it.
 
-:func:`decode_rows` is pure; :func:`decode_partition` is its adapter to ``RDD.mapPartitions``
-(``DataFrame.mapInArrow`` would pass Arrow batches, but pyspark 4.0 requires pandas for it).
+:func:`decode_rows` is pure; :func:`decode_batches` is its adapter to Arrow record batches
+(``DataFrame.mapInArrow``: columns in and out, no per-row pickling or ``Row`` objects, which
+cost more than the decoding itself) and :func:`decode_partition` its adapter to
+``RDD.mapPartitions`` (rows in and out).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
+
+import pyarrow as pa
 
 from jobs.history.answers import ACL_CREATED, ACL_DELETED
 from jobs.history.decode import history_event
@@ -73,6 +77,34 @@ def stop_message(offset: int, exc: RecordDecodeError) -> str:
         f"the archive stopped at offset {offset}: {exc}; everything before it is archived. "
         "Fix or skip that record in the log, then run the archive again"
     )
+
+
+DECODED_ARROW_SCHEMA: Final = pa.schema(
+    [
+        ("offset", pa.int64()), ("timeMs", pa.int64()),
+        *((name, pa.string()) for name in (
+            "day", "type", "resourceType", "name", "patternType", "principal", "host",
+            "operation", "permission", "configName", "configValue", "actor", "requestId", "error",
+        )),
+    ]
+)  # fmt: skip
+""":data:`DECODED_SCHEMA` in Arrow's types."""
+
+
+def decode_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` over ``key, value, offset, timestampMs`` batches: :func:`decode_rows`'s
+    rows as :data:`DECODED_ARROW_SCHEMA` batches, ending after a refused record's row."""
+    for batch in batches:
+        keys, values, offsets, times = (batch.column(i).to_pylist() for i in range(4))
+        rows = list(decode_rows(zip(keys, values, offsets, times, strict=True)))
+        if not rows:
+            continue
+        columns = zip(zip(*rows, strict=True), DECODED_ARROW_SCHEMA, strict=True)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(column, type=field.type) for column, field in columns], schema=DECODED_ARROW_SCHEMA
+        )
+        if rows[-1][-1] is not None:
+            return
 
 
 def decode_partition(rows: Iterable[Any]) -> Iterator[tuple[Any, ...]]:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from replicator.cli.common import add_client_options, store_client
+from replicator.cli.access_output import DELTA_COLUMNS, delta_cells, delta_json, diff_lines
+from replicator.cli.common import add_client_options, add_log_config_option, log_client, store_client
 from replicator.cli.output import failed_results
 from replicator.client import StoreClient
 from replicator.contract.bindings import binding_json, filter_json
@@ -29,7 +30,7 @@ from store.errors import InvalidConfigError, StoreError
 from store.principal import KafkaPrincipal, PrincipalFormatError
 
 if TYPE_CHECKING:
-    from jobs.history.answers import WhenAnswer
+    from jobs.history.answers import AccessChange, WhenAnswer
 
 DEFAULT_MASTER = "local[2]"
 DEFAULT_TOPIC = "aclstore-acls"
@@ -93,6 +94,7 @@ def _common(parser: argparse.ArgumentParser, *, formats: bool = True) -> None:
     a("--data-dir", default="aclstore-data", help="the node's data dir (embedded log; default: %(default)s)")
     a("--bootstrap-servers", help="read a Kafka topic as the log instead of the embedded one")
     a("--topic", help=f"the change-log topic (default: {DEFAULT_TOPIC}; needs --bootstrap-servers)")
+    add_log_config_option(log)
     a("--archive", metavar="URI", help="the history tables' location, any Hadoop-compatible URI "
       "(default: <data-dir>/history)")  # fmt: skip
     a("--master", default=DEFAULT_MASTER, help="the Spark master (default: %(default)s)")
@@ -165,6 +167,9 @@ def add_parser(commands: Any) -> None:
     _common(diff)
     diff.add_argument("--from", dest="from_ms", type=time_arg, metavar="T", required=True)
     diff.add_argument("--to", dest="to_ms", type=time_arg, metavar="T", required=True)
+    diff.add_argument("--access", action="store_true",
+                      help="print the access that changed: the requests now allowed that were "
+                      "denied (widened) and the reverse (narrowed), each with a witness")  # fmt: skip
     diff.set_defaults(handler=_handler("diff"))
 
     restore = sub.add_parser("restore", help="bring the live set back to a past state")
@@ -180,6 +185,7 @@ def check_log_args(args: argparse.Namespace) -> None:
     """What argparse cannot say: option combinations that cannot work."""
     if args.topic and not args.bootstrap_servers:
         raise InvalidConfigError("--topic needs --bootstrap-servers (the embedded log has no topics)")
+    log_client(args)  # a bad --log-config: refused before Spark starts
     start, end = getattr(args, "from_ms", None), getattr(args, "to_ms", None)
     if start is not None and end is not None and start > end:
         raise InvalidConfigError(f"--from ({start} ms) is after --to ({end} ms): swap them")
@@ -255,7 +261,7 @@ class RestoreError(StoreError):
 # --- running: Spark, the log, the archive ------------------------------------------------------
 
 
-def _session(args: argparse.Namespace) -> Any:
+def spark_session(args: argparse.Namespace) -> Any:
     """The session of this command; it ends with the process (not stopped here, so that a
     caller in the same process that already has a session keeps it)."""
     from jobs.session import build_session
@@ -266,11 +272,13 @@ def _session(args: argparse.Namespace) -> Any:
     )
 
 
-def _source(args: argparse.Namespace) -> Any:
+def log_source(args: argparse.Namespace) -> Any:
     from jobs.history.archive import LogSource
 
     if args.bootstrap_servers:
-        return LogSource.kafka(args.bootstrap_servers, args.topic or DEFAULT_TOPIC)
+        return LogSource.kafka(
+            args.bootstrap_servers, args.topic or DEFAULT_TOPIC, client=log_client(args)
+        )
     return LogSource.embedded(Path(args.data_dir).resolve() / "log")
 
 
@@ -290,8 +298,8 @@ def run_archive(args: argparse.Namespace) -> int:
 
     location = archive_location(args)
     checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
-    spark = _session(args)
-    archive(spark, _source(args), location, checkpoint, once=args.once)
+    spark = spark_session(args)
+    archive(spark, log_source(args), location, checkpoint, once=args.once)
     return 0
 
 
@@ -299,8 +307,8 @@ def run_events(args: argparse.Namespace) -> int:
     from jobs.history import queries
     from jobs.history.render import events_grid
 
-    spark = _session(args)
-    answer = queries.events(spark, archive_location(args), _source(args),
+    spark = spark_session(args)
+    answer = queries.events(spark, archive_location(args), log_source(args),
                             from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
     _print(args, events_grid(answer.events), answer.offset, answer.to_json())
     if args.format == "json":  # the list has no room for it; the table and csv end with it
@@ -312,8 +320,8 @@ def run_snapshot(args: argparse.Namespace) -> int:
     from jobs.history import queries
     from jobs.history.render import snapshot_grid
 
-    spark = _session(args)
-    answer = queries.snapshot(spark, archive_location(args), _source(args), **_point(args))
+    spark = spark_session(args)
+    answer = queries.snapshot(spark, archive_location(args), log_source(args), **_point(args))
     _print(args, snapshot_grid(answer), answer.offset, answer.to_json())
     return 0
 
@@ -322,9 +330,9 @@ def run_who(args: argparse.Namespace) -> int:
     from jobs.history import queries
     from jobs.history.render import who_grid
 
-    spark = _session(args)
+    spark = spark_session(args)
     answer = queries.who(
-        spark, archive_location(args), _source(args), resource_type=args.resource_type,
+        spark, archive_location(args), log_source(args), resource_type=args.resource_type,
         resource_name=args.resource_name, operation=args.operation, host=args.host, **_point(args),
     )  # fmt: skip
     _print(args, who_grid(answer), answer.offset, answer.to_json())
@@ -336,11 +344,11 @@ def run_when(args: argparse.Namespace) -> int:
     from jobs.history.render import Grid, csv_text, json_text, table_text, when_grid
 
     series: list[tuple[str, WhenAnswer]] = []
-    spark = _session(args)
+    spark = spark_session(args)
     for principal in args.principal:
         for name in args.resource_name:
             answer = queries.when(
-                spark, archive_location(args), _source(args), principal=principal,
+                spark, archive_location(args), log_source(args), principal=principal,
                 host=args.host, operation=args.operation, resource_type=args.resource_type,
                 resource_name=name, from_ms=args.from_ms, to_ms=args.to_ms,
             )  # fmt: skip
@@ -378,19 +386,51 @@ def run_diff(args: argparse.Namespace) -> int:
     from jobs.history import queries
     from jobs.history.render import diff_grid
 
-    spark = _session(args)
-    answer = queries.diff(spark, archive_location(args), _source(args),
+    spark = spark_session(args)
+    if args.access:
+        change = queries.access_change(spark, archive_location(args), log_source(args),
+                                       from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
+        sys.stdout.write(access_change_text(args.format, change))
+        sys.stdout.flush()
+        return 0
+    answer = queries.diff(spark, archive_location(args), log_source(args),
                           from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
     _print(args, diff_grid(answer), answer.to_offset, answer.to_json())
     return 0
+
+
+def access_change_text(fmt: str, change: AccessChange) -> str:
+    """``history diff --access`` in ``fmt``: widened access first, then narrowed, rendered as
+    ``downgrade-check`` renders them (:mod:`replicator.cli.access_output`)."""
+    from jobs.history.render import csv_text, grid, json_text
+
+    diff, access = change.diff, change.access
+    if fmt == "json":
+        return json_text({
+            **diff.to_json(),
+            "widened": [delta_json(r) for r in access.widened],
+            "narrowed": [delta_json(r) for r in access.narrowed],
+        })  # fmt: skip
+    if fmt == "csv":
+        rows = [delta_cells(r) for r in (*access.widened, *access.narrowed)]
+        return csv_text(grid(DELTA_COLUMNS, rows), diff.to_offset)
+    before, after = f"at offset {diff.from_offset}", f"at offset {diff.to_offset}"
+    lines = [
+        f"Access changed from offset {diff.from_offset} to offset {diff.to_offset}: "
+        f"{len(diff.added)} binding(s) added, {len(diff.removed)} removed, "
+        f"{len(diff.settings_changed)} setting(s) changed",
+        *diff_lines(access, before, after),
+        f"(log offset {diff.to_offset})",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def run_restore(args: argparse.Namespace) -> int:
     from jobs.history import queries
     from jobs.history.render import restore_grid
 
-    spark = _session(args)
-    plan = queries.restore(spark, archive_location(args), _source(args), **_point(args))
+    spark = spark_session(args)
+    plan = queries.restore(spark, archive_location(args), log_source(args), **_point(args))
     if not args.apply:
         _print(args, restore_grid(plan), plan.offset, plan.to_json())
         return 0
