@@ -3,20 +3,26 @@
 Pure transformations of the table (:func:`totals`, :func:`new_denials`) and one function that
 collects them into the report's JSON shape::
 
-    {"totals": {"ALLOWED": n, "DENIED": n}, "newDenials": [...], "throughOffset": n}
+    {"totals": {"ALLOWED": n, "DENIED": n}, "newDenials": [...], "unusedGrants": [...],
+     "throughOffset": n, "topDeniedPrincipals": [...], "topDeniedResources": [...]}
 
 ``totals`` counts the recorded audit events (every denial is recorded, allows are sampled);
 ``throughOffset`` is the audit-log offset of the latest event the table holds (a resend adds
 no row).  A *new denial* is a denial of a principal on a resource at or after the time asked
-with no denial of that principal on that resource in the ``window_days`` before it.
+with no denial of that principal on that resource in the ``window_days`` before it (the
+streaming job's rule, :func:`jobs.audit.transform.new_denials_in_batch`).  ``unusedGrants`` is
+what the caller passes (the unused-grants report's rows): this module does not compute it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC
 from typing import Any, Final
 
-DEFAULT_WINDOW_DAYS: Final = 30
+from jobs.audit.transform import DEFAULT_WINDOW_DAYS
+
+DEFAULT_TOP: Final = 10
 _RESOURCE: Final = ("principal", "resourceType", "resourceName")
 
 
@@ -29,6 +35,25 @@ def since(rows: Any, since_ms: int) -> Any:
 def totals(rows: Any) -> Any:
     """Decisions by result."""
     return rows.groupBy("result").count()
+
+
+def top_denied_principals(rows: Any, top: int) -> Any:
+    """The ``top`` principals by denials (ties by name), as ``principal, denials``."""
+    from pyspark.sql import functions as f
+
+    denied = rows.filter(f.col("result") == "DENIED")
+    counts = denied.groupBy("principal").agg(f.count(f.lit(1)).alias("denials"))
+    return counts.orderBy(f.desc("denials"), "principal").limit(top)
+
+
+def top_denied_resources(rows: Any, top: int) -> Any:
+    """The ``top`` resources by denials (ties by type and name), as ``resourceType,
+    resourceName, denials``."""
+    from pyspark.sql import functions as f
+
+    denied = rows.filter(f.col("result") == "DENIED")
+    counts = denied.groupBy("resourceType", "resourceName").agg(f.count(f.lit(1)).alias("denials"))
+    return counts.orderBy(f.desc("denials"), "resourceType", "resourceName").limit(top)
 
 
 def new_denials(rows: Any, since_ms: int, window_days: int) -> Any:
@@ -48,9 +73,15 @@ def new_denials(rows: Any, since_ms: int, window_days: int) -> Any:
 
 
 def report_json(
-    table: Any, since_ms: int, *, window_days: int = DEFAULT_WINDOW_DAYS
+    table: Any,
+    since_ms: int,
+    *,
+    window_days: int = DEFAULT_WINDOW_DAYS,
+    top: int = DEFAULT_TOP,
+    unused_grants: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The report as the CLI prints it with ``--format json``."""
+    """The report as the CLI prints it with ``--format json``; ``unused_grants`` goes into
+    ``unusedGrants`` as given."""
     from pyspark.sql import functions as f
 
     recent = since(table, since_ms)
@@ -70,5 +101,15 @@ def report_json(
     return {
         "totals": counts,
         "newDenials": fresh,
+        "unusedGrants": [dict(g) for g in unused_grants],
         "throughOffset": -1 if through is None else int(through),
+        "topDeniedPrincipals": [
+            {"principal": r["principal"], "denials": int(r["denials"])}
+            for r in top_denied_principals(recent, top).collect()
+        ],
+        "topDeniedResources": [
+            {"resourceType": r["resourceType"], "resourceName": r["resourceName"],
+             "denials": int(r["denials"])}
+            for r in top_denied_resources(recent, top).collect()
+        ],
     }

@@ -1,7 +1,15 @@
 """Pure DataFrame transformations of the audit log's records (no sources, no sinks).
 
 The records are the log sources' ``key, value, offset, timestampMs``; each value is one
-CloudEvent of ``schemas/audit_event_v1.json``.
+CloudEvent of ``schemas/audit_event_v1.json``.  Three outputs are derived from the decisions:
+
+* per minute of event time (tumbling windows), the decisions of each principal, resource,
+  operation and result (:func:`per_minute`);
+* *new denials*: a denial of a principal on a resource with no denial of the same principal
+  on the same resource in the ``window_days`` before it (:func:`new_denials_in_batch`, given
+  the last denial recorded before the batch);
+* the last denial of each principal on each resource (:func:`last_denied`), which the next
+  batch's new denials are measured against.
 """
 
 from __future__ import annotations
@@ -16,6 +24,12 @@ EVENT_SCHEMA: Final = (
     "host: STRING, operation: STRING, permissionType: STRING>>, offset: BIGINT>"
 )
 """What the job reads of an event (``from_json`` ignores the rest)."""
+
+RESOURCE_KEY: Final = ("principal", "resourceType", "resourceName")
+"""Whom a new denial is about: a principal on a resource."""
+MINUTE_KEY: Final = ("minute", "principal", "resourceType", "resourceName", "operation", "result")
+DEFAULT_WINDOW_DAYS: Final = 7
+"""A denial is new when the principal had no denial on the resource in this many days before."""
 
 DECISION_COLUMNS: Final = (
     "id", "time", "source", "principal", "host", "operation", "resourceType", "resourceName",
@@ -51,8 +65,21 @@ def deduplicated(rows: Any) -> Any:
     return rows.dropDuplicates(["id"])
 
 
+def within_bound(rows: Any, late_bound: str) -> Any:
+    """A stream of decisions, each event id once, with the event-time watermark ``late_bound``
+    (a Spark interval, ``"10 minutes"``) behind the latest event time seen.
+
+    A resent event carries its first sending's id and time, so while its time is within the
+    bound the query's state still holds the id and drops the resend; the state forgets ids
+    once the watermark passes their time, so it holds about ``late_bound`` of events.  An
+    event whose time is behind the watermark when it arrives (later than the bound) is
+    dropped and counted by Spark (``numRowsDroppedByWatermark`` in the query's progress)."""
+    return rows.withWatermark("time", late_bound).dropDuplicatesWithinWatermark(["id"])
+
+
 def per_minute(rows: Any) -> Any:
-    """Decisions per minute of event time, principal, resource, operation and result."""
+    """Decisions per minute of event time (tumbling one-minute windows, ``minute`` the
+    window's start), principal, resource, operation and result."""
     from pyspark.sql import functions as f
 
     return (
@@ -62,3 +89,34 @@ def per_minute(rows: Any) -> Any:
         )
         .agg(f.count(f.lit(1)).alias("decisions"))
     )
+
+
+def new_denials_in_batch(rows: Any, previous: Any, window_days: int) -> Any:
+    """The new denials among a batch's decisions ``rows``, given ``previous``: the last
+    denial recorded before the batch (``principal, resourceType, resourceName, lastDenied``).
+
+    A denial is new when the denial before it of the same principal on the same resource (the
+    one before it in the batch by time, else ``lastDenied``) is absent or more than
+    ``window_days`` older.  A denial at or before ``lastDenied`` (an event that arrived late)
+    is never new: a later denial of the pair was recorded already.  Columns: the decision's,
+    and ``previousDenied`` (the denial it is measured against, or null)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as f
+
+    denied = rows.filter(f.col("result") == "DENIED")
+    order = Window.partitionBy(*RESOURCE_KEY).orderBy("time", "auditOffset")
+    with_last = denied.join(previous, list(RESOURCE_KEY), "left")
+    before = f.coalesce(f.lag("time").over(order), f.col("lastDenied"))
+    measured = with_last.withColumn("previousDenied", before)
+    gap = f.col("time") - f.make_dt_interval(f.lit(window_days))
+    late = f.col("lastDenied").isNotNull() & (f.col("time") <= f.col("lastDenied"))
+    fresh = (f.col("previousDenied").isNull() | (f.col("previousDenied") < gap)) & ~late
+    return measured.filter(fresh).select(*DECISION_COLUMNS, "previousDenied")
+
+
+def last_denied(rows: Any) -> Any:
+    """The latest denial time of each principal on each resource among ``rows``."""
+    from pyspark.sql import functions as f
+
+    denied = rows.filter(f.col("result") == "DENIED")
+    return denied.groupBy(*RESOURCE_KEY).agg(f.max("time").alias("lastDenied"))

@@ -3,7 +3,11 @@
 * ``audit run [--once]``: the Spark job that copies the audit log (``<data-dir>/audit``, or the
   ``<topic>-audit`` topic) into the decisions table, each event once (runs until stopped;
   ``--once`` drains what is there and exits);
-* ``audit report --since T``: totals by result and the new denials since ``T``, from the table.
+* ``audit report --since T``: totals by result and the new denials since ``T``, from the table;
+  each new denial with its cause (the change after which the request, allowed before, was
+  denied: from the history archive under ``--archive`` and the change log), the unused
+  grants (live ALLOW bindings no audited decision named since ``T``), and the most denied
+  principals and resources; ``--plot FILE.png`` draws the denials over time.
 
 The log is chosen as ``aclstore serve`` chooses it; the table lives under ``--table`` (any
 Hadoop-compatible URI; default ``<data-dir>/audit-table``); Spark runs on ``--master``.
@@ -14,8 +18,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from jobs.audit.job import DEFAULT_LATE_BOUND
+from jobs.audit.report import DEFAULT_TOP
+from jobs.audit.transform import DEFAULT_WINDOW_DAYS
+from replicator.cli.common import add_log_config_option, log_client
 from replicator.cli.history import DEFAULT_MASTER, DEFAULT_TOPIC, FORMATS, time_arg
 from store.errors import InvalidConfigError
 
@@ -33,6 +41,10 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--once", action="store_true", help="drain what the log holds and exit")
     run.add_argument("--checkpoint", metavar="URI", help="the streaming checkpoint "
                      "(default: under the table)")  # fmt: skip
+    run.add_argument("--late-bound", default=DEFAULT_LATE_BOUND, metavar="INTERVAL",
+                     help="how late (event time) an event is still counted, a Spark interval "
+                     "(default: %(default)s)")  # fmt: skip
+    _window_days(run)
     run.set_defaults(handler=run_job)
 
     report = sub.add_parser("report", help="totals and new denials since a time")
@@ -40,7 +52,19 @@ def add_parser(commands: Any) -> None:
     report.add_argument("--since", required=True, type=time_arg, metavar="T",
                         help="ISO-8601 or epoch ms")  # fmt: skip
     report.add_argument("--format", choices=FORMATS, default="table")
+    report.add_argument("--archive", metavar="URI", help="the history archive that names the "
+                        "causes (default: <data-dir>/history)")  # fmt: skip
+    report.add_argument("--plot", type=Path, metavar="FILE.png", help="draw the denials over time")
+    report.add_argument("--top", type=int, default=DEFAULT_TOP,
+                        help="how many principals and resources (default: %(default)s)")  # fmt: skip
+    _window_days(report)
     report.set_defaults(handler=run_report)
+
+
+def _window_days(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--window-days", type=int, default=DEFAULT_WINDOW_DAYS, metavar="N",
+                        help="a denial is new without one of the principal on the resource in "
+                        "the N days before (default: %(default)s)")  # fmt: skip
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -49,6 +73,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     a("--bootstrap-servers", help="read the audit topic on Kafka instead of the embedded log")
     a("--topic", help=f"the change-log topic (default: {DEFAULT_TOPIC}; needs --bootstrap-servers)")
     a("--audit-topic", help="the audit topic (default: <topic>-audit)")
+    add_log_config_option(parser)
     a("--table", metavar="URI", help="the decisions table's location (default: "
       "<data-dir>/audit-table)")  # fmt: skip
     a("--master", default=DEFAULT_MASTER, help="the Spark master (default: %(default)s)")
@@ -72,32 +97,75 @@ def run_job(args: argparse.Namespace) -> int:
 
     if (args.topic or args.audit_topic) and not args.bootstrap_servers:
         raise InvalidConfigError("--topic and --audit-topic need --bootstrap-servers")
+    client = log_client(args)
     if args.bootstrap_servers:
         topic = args.audit_topic or f"{args.topic or DEFAULT_TOPIC}-audit"
-        source = LogSource.kafka(args.bootstrap_servers, topic)
+        source = LogSource.kafka(args.bootstrap_servers, topic, client=client)
     else:
         source = LogSource.embedded(Path(args.data_dir).resolve() / "audit")
     location = _location(args)
     checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
-    run_audit(_session(args), source, location, checkpoint, once=args.once)
+    if args.window_days < 1:
+        raise InvalidConfigError(f"--window-days must be at least 1, got {args.window_days}")
+    run_audit(_session(args), source, location, checkpoint, once=args.once,
+              late_bound=args.late_bound, window_days=args.window_days)  # fmt: skip
     return 0
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from jobs.audit.cause import denials_grid, explain
     from jobs.audit.job import decisions_path
     from jobs.audit.report import report_json
+    from jobs.audit.unused import report_unused, unused_grid
     from jobs.history.render import cells, grid, render
 
+    if args.plot is not None and args.plot.suffix.lower() != ".png":
+        raise InvalidConfigError(f"--plot {args.plot}: the picture is a PNG; name the file *.png")
+    archive, changes = _history(args)
     spark = _session(args)
     table = spark.read.format("delta").load(decisions_path(_location(args)))
-    report = report_json(table, args.since)
-    header = ("principal", "resourceType", "resourceName", "operation", "time", "rule",
-              "aclOffset")  # fmt: skip
-    rows = [cells(*(d[h] for h in header)) for d in report["newDenials"]]
+    unused = report_unused(spark, archive, changes, table, args.since)
+    report = report_json(table, args.since, window_days=args.window_days, top=args.top,
+                         unused_grants=unused)  # fmt: skip
+    report["newDenials"] = explain(spark, archive, changes, table, report["newDenials"])
+    through = report["throughOffset"]
     if args.format == "table":
         totals = report["totals"]
         sys.stdout.write(f"decisions: ALLOWED {totals['ALLOWED']}, DENIED {totals['DENIED']} "
                          "(every denial is recorded; allows are sampled)\nnew denials:\n")  # fmt: skip
-    sys.stdout.write(render(args.format, grid(header, rows), report["throughOffset"], report))
+    sys.stdout.write(render(args.format, denials_grid(report["newDenials"]), through, report))
+    if args.format != "json":  # more tables (CSV: each after a blank line, with its own header)
+        sys.stdout.write("\nunused grants (each grant's first use per hour is recorded):\n"
+                         if args.format == "table" else "\n")  # fmt: skip
+        sys.stdout.write(render(args.format, unused_grid(report["unusedGrants"]), through, None))
+        for title, key, header in _TOP_SECTIONS:
+            rows = grid(header, [cells(*(d[h] for h in header)) for d in report[key]])
+            sys.stdout.write(f"\n{title}:\n" if args.format == "table" else "\n")
+            sys.stdout.write(render(args.format, rows, through, None))
     sys.stdout.flush()
+    if args.plot is not None:
+        from jobs.audit.plot import report_chart, save_png
+
+        save_png(report_chart(table, args.since, report["newDenials"]), args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
+
+
+def _history(args: argparse.Namespace) -> tuple[str, Any]:
+    """The history archive's location and the change log (None: an embedded log not there)."""
+    from jobs.history.archive import LogSource
+
+    location = str(args.archive) if args.archive else str(Path(args.data_dir).resolve() / "history")
+    if args.topic and not args.bootstrap_servers:
+        raise InvalidConfigError("--topic needs --bootstrap-servers (the embedded log has no topics)")
+    if args.bootstrap_servers:
+        topic = args.topic or DEFAULT_TOPIC
+        return location, LogSource.kafka(args.bootstrap_servers, topic, client=log_client(args))
+    log_dir = Path(args.data_dir).resolve() / "log"
+    return location, LogSource.embedded(log_dir) if log_dir.exists() else None
+
+
+_TOP_SECTIONS: Final = (
+    ("top denied principals", "topDeniedPrincipals", ("principal", "denials")),
+    ("top denied resources", "topDeniedResources", ("resourceType", "resourceName", "denials")),
+)  # fmt: skip

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +20,7 @@ from sidecar_support import Raw, action_json, admin_client, binding, create_acls
 from replicator.contract.audit_event import EVENT_TYPE, audit_event_schema
 from replicator.server.audit import AuditEmitter, AuditSettings
 from replicator.server.metrics import SidecarMetrics
-from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
 from store.log import EmbeddedChangeLog, KafkaChangeLog, KafkaLogSettings
 
@@ -63,6 +64,70 @@ def test_a_sampled_share_of_allows(tmp_path: Path) -> None:
     sent = emitter.figures().sent
     emitter.close()
     assert 800 <= sent <= 1200  # binomial(4000, 0.25): mean 1000, sd 27
+
+
+def _allowed_by(grant: AclBinding) -> Decision:
+    return Decision(AuthorizationResult.ALLOWED, DecisionRule.MATCHING_ACL, grant)
+
+
+@pytest.mark.unit
+def test_each_bindings_first_allow_of_a_usage_period_is_emitted_whatever_the_sample(
+    tmp_path: Path,
+) -> None:
+    b1 = binding(TOPIC, "a", "User:bob", READ)
+    b2 = binding(TOPIC, "b", "User:bob", READ)
+    actions = [Action(READ, TOPIC, n) for n in ("a", "a", "b", "c", "a")]
+    decisions = [_allowed_by(b1), _allowed_by(b1), _allowed_by(b2), ALLOWED, _allowed_by(b1)]
+    sink = EmbeddedChangeLog(tmp_path / "sink")
+    emitter = AuditEmitter(
+        sink, tmp_path / "spool", AuditSettings(allow_sample_rate=0.0, usage_period_s=0.5)
+    )
+    for _ in range(3):  # three requests in one period: each binding once, the rule never
+        emitter.record("User:bob", "h", actions, decisions, 7)
+    assert emitter.flush(10)
+    first = [e["data"]["resourceName"] for e in events_in(sink)]
+    assert first == ["a", "b"]
+    time.sleep(0.6)  # the next period: used again, emitted again
+    emitter.record("User:bob", "h", actions[2:], decisions[2:], 8)
+    assert emitter.flush(10)
+    emitter.close()
+    assert [e["data"]["resourceName"] for e in events_in(sink)] == ["a", "b", "b", "a"]
+    sink.close()
+
+    off = EmbeddedChangeLog(tmp_path / "off")  # period 0: the sample alone (none at rate 0)
+    emitter = AuditEmitter(
+        off, tmp_path / "spool-off", AuditSettings(allow_sample_rate=0.0, usage_period_s=0)
+    )
+    emitter.record("User:bob", "h", actions, decisions, 7)
+    assert emitter.flush(10)
+    emitter.close()
+    assert events_in(off) == []
+    off.close()
+
+
+@pytest.mark.slow  # a live node and its sender's shipping rounds
+def test_a_node_with_no_allow_sample_still_names_each_grant_in_use(tmp_path: Path) -> None:
+    node = start_node(tmp_path / "n", audit=AuditSettings(allow_sample_rate=0.0))
+    raw = Raw(node)
+    used = binding(TOPIC, "orders", "User:alice", READ)
+    idle = binding(TOPIC, "payments", "User:alice", READ)
+    try:
+        with admin_client(node) as admin:
+            offset = create_acls(admin, [used, idle])
+        for _ in range(20):
+            status, answer = raw.post("/v1/authorize", {
+                "principal": "User:alice", "host": "192.0.2.7", "minOffset": offset,
+                "actions": [action_json(READ, TOPIC, "orders")],
+            })  # fmt: skip
+            assert (status, answer["results"]) == (200, ["ALLOWED"])
+        assert node.audit is not None and node.audit.flush(10)
+        events = events_in(EmbeddedChangeLog(tmp_path / "n" / "audit"))
+    finally:
+        raw.close()
+        node.stop()
+    named = [e["data"]["reason"].get("binding") for e in events]
+    assert named and all(b == wire(used) for b in named), named
+    assert len(events) <= 2  # first use per period, not per decision (a replica reload: one more)
 
 
 @pytest.mark.slow  # a live node and its sender's shipping rounds

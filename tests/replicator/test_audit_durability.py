@@ -9,102 +9,18 @@ action names, so an event in the audit log says which answered decision it recor
 
 from __future__ import annotations
 
-import http.client
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from audit_support import Burst, ServeProcess
 from sidecar_support import wait_until
 
 from devtools.kafka_process import LocalKafka
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class ServeProcess:
-    """``aclstore serve`` in a child process, on a free loopback port."""
-
-    def __init__(self, data_dir: Path, *extra: str) -> None:
-        self.log_path = data_dir.with_name(data_dir.name + "-serve.log")
-        with self.log_path.open("a") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "replicator.cli", "serve", "--listen", "127.0.0.1:0",
-                 "--data-dir", str(data_dir), *extra],
-                stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )  # fmt: skip
-        assert self.process.stdout is not None
-        first = self.process.stdout.readline()
-        if " serving " not in first:
-            self.process.kill()
-            raise AssertionError(f"serve did not start: {first!r}\n{self.log_path.read_text()}")
-        self.port = int(first.rsplit(":", 1)[1])
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # drain
-
-    def metric(self, name: str) -> float:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            conn.request("GET", "/metrics")
-            text = conn.getresponse().read().decode()
-        finally:
-            conn.close()
-        for line in text.splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-        raise AssertionError(f"{name} is not in /metrics")
-
-    def kill(self) -> None:
-        os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-class Burst:
-    """Sequential authorize requests over one keep-alive connection, each action a new name."""
-
-    def __init__(self, port: int, prefix: str, batch: int) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.prefix = prefix
-        self.batch = batch
-        self.answered: list[str] = []
-        self.in_flight: list[str] = []
-        self.requests = 0
-
-    def run(self, *, until: threading.Event | None = None, requests: int | None = None) -> None:
-        """Until the node stops answering (killed), ``until`` is set or ``requests`` were sent."""
-        while (until is None or not until.is_set()) and (requests is None or self.requests < requests):
-            names = [f"{self.prefix}-{self.requests}-{i}" for i in range(self.batch)]
-            body = {"principal": "User:burst", "host": "10.1.1.1", "actions": [
-                {"operation": "READ", "resourceType": "TOPIC", "resourceName": n} for n in names
-            ]}  # fmt: skip
-            self.in_flight = names
-            self.requests += 1
-            try:
-                self.conn.request("POST", "/v1/authorize", body=json.dumps(body))
-                response = self.conn.getresponse()
-                answer = json.loads(response.read())
-            except (OSError, http.client.HTTPException, ValueError):
-                return  # the node is gone: this request's answer never arrived
-            assert response.status == 200 and answer["results"] == ["DENIED"] * self.batch
-            self.answered.extend(names)
-            self.in_flight = []
-        self.conn.close()
 
 
 def audit_events(log: ChangeLog) -> list[dict]:  # type: ignore[type-arg]

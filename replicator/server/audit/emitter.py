@@ -1,6 +1,9 @@
 """Audit emission: every answered decision that is audited is on local disk before the answer.
 
-Denials are always audited; allows are sampled (``allow_sample_rate``).  The request path
+Denials are always audited; allows are sampled (``allow_sample_rate``), except that the first
+ALLOWED decision of each binding in every usage period (``usage_period_s``, an hour) is always
+audited, so that a grant in use is never reported unused for want of a sample (``audit report``'s
+unused grants are exact to within a period).  The request path
 writes the request's audited decisions as one compact line to the spool
 (:mod:`replicator.server.audit.spool`): one ``write(2)`` per request, no fsync, so a killed
 process loses nothing.  A sender thread reads the spool, turns each decision into a CloudEvent
@@ -56,6 +59,12 @@ class AuditSettings:
 
     allow_sample_rate: float = 0.01
     """Share of ALLOWED decisions emitted (0 to 1); DENIED ones are always emitted."""
+    usage_period_s: float = 3600.0
+    """Each binding that decides an ALLOWED request is emitted at least once per period of this
+    length, sampled or not (0: the sample alone)."""
+    usage_max_bindings: int = 1_000_000
+    """Bound of the bindings remembered as emitted in the current period; past it the period
+    starts over (so some are emitted once more, none is missed)."""
     buffer_max_events: int = 1_000_000
     """Bound of the spool's backlog (events written, not yet shipped); past it, events are
     dropped and counted."""
@@ -81,6 +90,8 @@ class AuditSettings:
         for name in ("buffer_max_events", "batch_events", "segment_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.usage_period_s < 0 or self.usage_max_bindings < 1:
+            raise ValueError("usage_period_s must be >= 0 and usage_max_bindings >= 1")
         if self.sink_timeout_s <= 0 or self.retry_backoff_s <= 0 or self.linger_s < 0:
             raise ValueError("sink_timeout_s and retry_backoff_s must be > 0, linger_s >= 0")
 
@@ -127,6 +138,12 @@ class AuditEmitter:
         self._next_retry = 0.0
         self._rate = s.allow_sample_rate
         self._random = random.random
+        # The bindings whose use this period was emitted, by object id (a cheap key on the
+        # request path); the dict keeps each object alive so that its id is not reused.  The
+        # replica hands out the same object for a binding while it is cached, and another
+        # object for the same binding only costs one more event.
+        self._used: dict[int, object] = {}
+        self._usage_period_end = time.monotonic() + s.usage_period_s
         self._thread = threading.Thread(target=self._run, name="aclstore-audit", daemon=True)
         self._thread.start()
 
@@ -140,13 +157,21 @@ class AuditEmitter:
         decisions: Sequence[Decision],
         offset: int,
     ) -> None:
-        """Write the request's audited decisions (every denial, a sample of the allows)."""
+        """Write the request's audited decisions (every denial, a sample of the allows, and
+        each binding's first ALLOWED decision of the usage period)."""
         rate, rand = self._rate, self._random
-        items = [
-            decision_names(action, decision)
-            for action, decision in zip(actions, decisions, strict=True)
-            if decision.result is not ALLOWED or (rate > 0.0 and rand() < rate)
-        ]
+        used = self._used_this_period()
+        items = []
+        for action, decision in zip(actions, decisions, strict=True):
+            if decision.result is not ALLOWED:
+                items.append(decision_names(action, decision))
+                continue
+            binding = decision.binding
+            if used is not None and binding is not None and id(binding) not in used:
+                used[id(binding)] = binding  # the binding's first use this period
+                items.append(decision_names(action, decision))
+            elif rate > 0.0 and rand() < rate:
+                items.append(decision_names(action, decision))
         if not items:
             return
         head = [time.time_ns(), principal, host, offset]
@@ -160,6 +185,18 @@ class AuditEmitter:
             )  # fmt: skip
         if not self._wake.is_set():
             self._wake.set()
+
+    def _used_this_period(self) -> dict[int, object] | None:
+        """The bindings emitted this period (a new period once it ended or the bound is hit);
+        None when usage is not tracked."""
+        period = self.settings.usage_period_s
+        if period <= 0.0:
+            return None
+        now = time.monotonic()
+        if now >= self._usage_period_end or len(self._used) >= self.settings.usage_max_bindings:
+            self._used = {}
+            self._usage_period_end = now + period
+        return self._used
 
     # --- figures -------------------------------------------------------------------------------
 
