@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from devtools.kafka_process import BackgroundStart, LocalKafka
+from devtools.kafka_process import BackgroundStart, LocalKafka, free_port
 from replicator.properties import TOKEN_KEY, read_properties
 from store.codec import decode_event
 from store.events import AclCreated, AclDeleted
@@ -99,11 +100,20 @@ def deployments(
                and item.callspec.params.get("cache_mode") == mode
                and item.module is request.module for item in request.session.items)
     ]  # fmt: skip
+    sidecars: dict[str, Sidecar] = {}
+    for mode in modes:
+        sidecar = Sidecar(tmp_path_factory.mktemp(f"sidecar-{mode}") / "data")
+        while sidecar.port in {s.port for s in sidecars.values()}:  # none bound yet: pick again
+            sidecar.port = free_port()
+        sidecars[mode] = sidecar
     started: dict[str, Deployment] = {}
     try:
-        for mode in modes:
-            sidecar = Sidecar(tmp_path_factory.mktemp(f"sidecar-{mode}") / "data")
-            sidecar.start()  # first: the plugin reads the credential it writes at configure
+        # The sidecars first (the plugin reads the credential each writes, at configure), all
+        # at once; then each mode's broker.
+        with ThreadPoolExecutor(max_workers=len(CACHE_SETTINGS)) as pool:
+            for ready in [pool.submit(sidecar.start) for sidecar in sidecars.values()]:
+                ready.result()
+        for mode, sidecar in sidecars.items():
             broker = plugin_broker(tmp_path_factory.mktemp(f"kafka-{mode}"), sidecar,
                                    **CACHE_SETTINGS[mode])  # fmt: skip
             started[mode] = Deployment(sidecar, broker, broker.start_in_background())
@@ -112,7 +122,8 @@ def deployments(
         for deployment in started.values():
             deployment.starting.join(130)
             deployment.broker.stop()
-            deployment.sidecar.stop()
+        for sidecar in sidecars.values():
+            sidecar.stop()
 
 
 @pytest.fixture(scope="module")
