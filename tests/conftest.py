@@ -12,6 +12,7 @@ by its file, and every other test is ``unit``; ``pytest -m unit`` runs the fast 
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -22,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from devtools.kafka_process import LocalKafka
+from devtools.errors import BrokerStartError
+from devtools.kafka_process import BackgroundStart, LocalKafka
 
 KAFKA_FIXTURES = {"kafka_bootstrap", "kafka_broker", "unique_topic"}
 SPARK_FIXTURES = {"spark"}
@@ -41,6 +43,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.unit)
 
 
+@functools.cache
 def _docker_engine_answers() -> bool:
     if os.environ.get("ACLSTORE_KAFKA_MODE", "") == "local" or shutil.which("docker") is None:
         return False
@@ -50,15 +53,70 @@ def _docker_engine_answers() -> bool:
         return False
 
 
+def _local_broker_wanted() -> bool:
+    """This run starts its own broker (no ``KAFKA_BOOTSTRAP_SERVERS``, no Docker engine)."""
+    return not os.environ.get("KAFKA_BOOTSTRAP_SERVERS") and not _docker_engine_answers()
+
+
+def _uses_the_session_broker(item: pytest.Item) -> bool:
+    """A test that asks for the session's broker, or is the ``kafka`` case of a log backend
+    parametrization (whose fixture asks for it by name); one that asks for it some other way
+    gets it started when it asks."""
+    if set(getattr(item, "fixturenames", ())) & KAFKA_FIXTURES:
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and "kafka" in callspec.params.values()
+
+
 @pytest.fixture(scope="session")
-def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka | None]:
+def _broker_starting(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LocalKafka, BackgroundStart] | None]:
+    """The session's local broker, its start under way on a thread, or None when the run
+    needs none of its own."""
+    wanted = any(_uses_the_session_broker(item) for item in request.session.items)
+    if not wanted or not _local_broker_wanted():
+        yield None
+        return
+    broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
+    _broker_logs.append(broker.log_path)
+    starting = broker.start_in_background()
+    try:
+        yield broker, starting
+    finally:
+        starting.join(130)
+        broker.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _start_the_broker_early(_broker_starting: tuple[LocalKafka, BackgroundStart] | None) -> None:
+    """A run with Kafka tests starts its broker with the first test, whatever that test needs:
+    the broker's JVM comes up while the first tests run (a SparkSession starting, unit tests)
+    rather than when the first Kafka test asks for it."""
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(
+    _broker_starting: tuple[LocalKafka, BackgroundStart] | None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[LocalKafka | None]:
     """The local broker this run started, or None when the run uses another cluster.
 
     Tests that stop/restart the broker need a LocalKafka and skip (with the reason) otherwise.
     """
-    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or _docker_engine_answers():
+    if _broker_starting is not None:
+        broker, starting = _broker_starting
+        starting.join(130)
+        if starting.failures:
+            raise starting.failures[0]
+        if not broker.running:
+            raise BrokerStartError(f"the session's Kafka broker did not start; see {broker.log_path}")
+        yield broker
+        return
+    if not _local_broker_wanted():
         yield None
         return
+    # Asked for by a test the collection did not see as a Kafka test: started here and now.
     broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
     _broker_logs.append(broker.log_path)
     broker.start()

@@ -131,17 +131,6 @@ def listening_addresses(pids: tuple[int, ...]) -> set[str]:
     return addresses
 
 
-def test_the_cluster_comes_up_on_loopback_and_stops(tmp_path: Path) -> None:
-    with standalone_cluster(tmp_path) as cluster:
-        state = _master_state(cluster.ui_url)
-        assert state["url"] == cluster.master_url
-        (worker,) = state["workers"]
-        assert worker["host"] == "127.0.0.1" and worker["cores"] == 1
-        assert listening_addresses(cluster.pids) == {"127.0.0.1"}
-    with pytest.raises(OSError):
-        _master_state(cluster.ui_url)
-
-
 def aclstore(*args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "replicator.cli", *args],
@@ -149,8 +138,13 @@ def aclstore(*args: str, timeout: float = 400) -> subprocess.CompletedProcess[st
     )  # fmt: skip
 
 
-def test_the_archive_job_runs_on_the_cluster(spark: Any, tmp_path: Path) -> None:
-    """``history archive --once --master spark://...``: every event written is in the archive."""
+def test_the_archive_job_runs_on_a_loopback_cluster_that_then_stops(spark: Any, tmp_path: Path) -> None:
+    """The cluster comes up on loopback only; ``history archive --once --master spark://...``
+    runs on it and every event written is in the archive; on exit the cluster is stopped.
+
+    One cluster for the three claims: each start of a master and a worker is two JVMs, and
+    nothing of the job depends on a cluster that ran nothing before.
+    """
     from jobs.history.tables import events_path
     from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
     from store.admin import AclAdmin
@@ -175,10 +169,17 @@ def test_the_archive_job_runs_on_the_cluster(spark: Any, tmp_path: Path) -> None
         admin.delete_acls([b.to_filter() for b in bindings[:5]], actor="User:admin")
     archive = tmp_path / "archive"
     with standalone_cluster(tmp_path / "cluster") as cluster:
+        state = _master_state(cluster.ui_url)
+        assert state["url"] == cluster.master_url
+        (worker,) = state["workers"]
+        assert worker["host"] == "127.0.0.1" and worker["cores"] == 1
+        assert listening_addresses(cluster.pids) == {"127.0.0.1"}
         result = aclstore("history", "archive", "--once", "--data-dir", str(data),
                           "--archive", str(archive), "--master", cluster.master_url)  # fmt: skip
         assert result.returncode == 0, result.stderr[-4000:]
         finished = _master_state(cluster.ui_url)["completedapps"]
+    with pytest.raises(OSError):
+        _master_state(cluster.ui_url)
     # The job ran as an application of this cluster, not in a local session.
     assert [app["name"] for app in finished] == ["aclstore-history"]
     rows = spark.read.format("delta").load(events_path(str(archive))).collect()

@@ -14,6 +14,8 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from devtools.kafka_process import LocalKafka
+from devtools.kafka_process import BackgroundStart, LocalKafka, free_port
 from replicator.properties import TOKEN_KEY, read_properties
 from store.codec import decode_event
 from store.events import AclCreated, AclDeleted
@@ -51,8 +53,23 @@ CACHE_SETTINGS: dict[str, dict[str, str]] = {
 
 @pytest.fixture(scope="module", params=list(CACHE_SETTINGS))
 def cache_mode(request: pytest.FixtureRequest) -> str:
-    """Every test holds without the cache, with it by default, and with a staleness bound."""
+    """Every decision test holds without the cache, with it by default, and with a staleness
+    bound; ACL administration (:func:`administration_by_default`) runs in the default mode."""
     return str(request.param)
+
+
+def administration_by_default(cache_mode: str) -> None:
+    """Skip an ACL administration test outside the default cache mode.
+
+    The plugin's ``createAcls``, ``deleteAcls`` and ``acls`` forward to the sidecar and never
+    read or fill the decision cache, so the three modes run the same administration code; what
+    the modes change, the decisions that follow a grant or a removal, is what the other tests
+    of this file check in every mode.  The default (the leased cache) is the mode a broker
+    runs unless told otherwise, and the one whose guarantee an immediate check after a removal
+    relies on.
+    """
+    if cache_mode != "default":
+        pytest.skip("ACL administration does not use the cache: run in the default mode only")
 
 
 @pytest.fixture(scope="module")
@@ -61,30 +78,71 @@ def staleness_ms(cache_mode: str) -> int:
     return int(CACHE_SETTINGS[cache_mode].get("aclstore.cache.max.staleness.ms", "0"))
 
 
-@pytest.fixture(scope="module")
-def sidecar(tmp_path_factory: pytest.TempPathFactory, staleness_ms: int) -> Iterator[Sidecar]:
-    s = Sidecar(tmp_path_factory.mktemp("sidecar") / "data")
-    s.start()
-    try:
-        yield s
-    finally:
-        s.stop()
+@dataclass
+class Deployment:
+    """One cache mode's sidecar and plugin broker, the broker's start under way."""
+
+    sidecar: Sidecar
+    broker: LocalKafka
+    starting: BackgroundStart
 
 
 @pytest.fixture(scope="module")
-def broker(
-    tmp_path_factory: pytest.TempPathFactory, sidecar: Sidecar, cache_mode: str
-) -> Iterator[LocalKafka]:
-    b = plugin_broker(tmp_path_factory.mktemp("kafka"), sidecar, **CACHE_SETTINGS[cache_mode])
-    b.start()
+def deployments(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Deployment]]:
+    """A sidecar and a broker for each cache mode this run has tests for, the brokers started
+    at once: the later modes' brokers come up while the first mode's tests run.  Each mode
+    keeps its own sidecar and broker (a broker's cache settings are fixed at its start)."""
+    modes = [
+        mode for mode in CACHE_SETTINGS
+        if any(getattr(item, "callspec", None) is not None
+               and item.callspec.params.get("cache_mode") == mode
+               and item.module is request.module for item in request.session.items)
+    ]  # fmt: skip
+    sidecars: dict[str, Sidecar] = {}
+    for mode in modes:
+        sidecar = Sidecar(tmp_path_factory.mktemp(f"sidecar-{mode}") / "data")
+        while sidecar.port in {s.port for s in sidecars.values()}:  # none bound yet: pick again
+            sidecar.port = free_port()
+        sidecars[mode] = sidecar
+    started: dict[str, Deployment] = {}
     try:
-        admin = AdminClient(b.client_config("admin"))
-        futures = admin.create_topics([NewTopic(t, 1, 1) for t in ("orders", "payments")])
-        for future in futures.values():
-            future.result(timeout=30)
-        yield b
+        # The sidecars first (the plugin reads the credential each writes, at configure), all
+        # at once; then each mode's broker.
+        with ThreadPoolExecutor(max_workers=len(CACHE_SETTINGS)) as pool:
+            for ready in [pool.submit(sidecar.start) for sidecar in sidecars.values()]:
+                ready.result()
+        for mode, sidecar in sidecars.items():
+            broker = plugin_broker(tmp_path_factory.mktemp(f"kafka-{mode}"), sidecar,
+                                   **CACHE_SETTINGS[mode])  # fmt: skip
+            started[mode] = Deployment(sidecar, broker, broker.start_in_background())
+        yield started
     finally:
-        b.stop()
+        for deployment in started.values():
+            deployment.starting.join(130)
+            deployment.broker.stop()
+        for sidecar in sidecars.values():
+            sidecar.stop()
+
+
+@pytest.fixture(scope="module")
+def sidecar(deployments: dict[str, Deployment], cache_mode: str) -> Sidecar:
+    return deployments[cache_mode].sidecar
+
+
+@pytest.fixture(scope="module")
+def broker(deployments: dict[str, Deployment], cache_mode: str) -> LocalKafka:
+    deployment = deployments[cache_mode]
+    deployment.starting.join(130)
+    assert not deployment.starting.failures, deployment.starting.failures
+    b = deployment.broker
+    assert b.running, f"the {cache_mode} broker did not start; see {b.log_path}"
+    admin = AdminClient(b.client_config("admin"))
+    futures = admin.create_topics([NewTopic(t, 1, 1) for t in ("orders", "payments")])
+    for future in futures.values():
+        future.result(timeout=30)
+    return b
 
 
 def _eventually_produce(broker: LocalKafka, user: str, topic: str, expected: int) -> None:
@@ -172,8 +230,9 @@ def _actors(sidecar: Sidecar) -> list[tuple[str, str, str]]:
 
 
 def test_admin_client_acls_land_in_the_store_and_are_enforced(
-    broker: LocalKafka, sidecar: Sidecar
+    broker: LocalKafka, sidecar: Sidecar, cache_mode: str
 ) -> None:
+    administration_by_default(cache_mode)
     admin = AdminClient(broker.client_config("admin"))
     admin.create_topics([NewTopic("ledger", 1, 1)])["ledger"].result(timeout=30)
     assert produce(broker, "admin", "ledger") == 0
@@ -285,11 +344,12 @@ def test_by_default_a_removal_the_node_has_applied_is_never_answered_from_the_ca
 
 
 def test_aclstore_acls_through_the_broker_as_kafka_acls_sh(
-    broker: LocalKafka, sidecar: Sidecar, tmp_path: Path
+    broker: LocalKafka, sidecar: Sidecar, tmp_path: Path, cache_mode: str
 ) -> None:
     """``aclstore acls --bootstrap-server`` with a Java client properties file, as a copied
     kafka-acls.sh line: the ACLs land in the store (actor: the SASL user), listing through the
     broker prints what listing through the node prints, and they are enforced."""
+    administration_by_default(cache_mode)
     # alice may administer and list ACLs (ALTER and DESCRIBE on the CLUSTER), nothing else.
     for operation in ("Alter", "Describe"):
         sidecar.cli("acls", "--add", "--allow-principal", "User:alice", "--operation", operation,

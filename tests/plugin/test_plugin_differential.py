@@ -103,17 +103,21 @@ class Pair:
 
 @pytest.fixture(scope="module")
 def brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    sidecar = Sidecar(tmp_path_factory.mktemp("diff-sidecar") / "data")
-    sidecar.start()
-    ours = plugin_broker(tmp_path_factory.mktemp("diff-ours"), sidecar)
-    ours.heap = "512m"
     theirs = LocalKafka(
         Path(tmp_path_factory.mktemp("diff-standard")), heap="512m", sasl_users=USERS,
         overrides={"authorizer.class.name": STANDARD_AUTHORIZER, "super.users": SUPER_USERS},
     )  # fmt: skip
+    # Kafka's own authorizer waits for nothing of ours: its broker starts meanwhile.
+    theirs_started = theirs.start_in_background()
+    sidecar = Sidecar(tmp_path_factory.mktemp("diff-sidecar") / "data")
+    ours = plugin_broker(tmp_path_factory.mktemp("diff-ours"), sidecar)
+    ours.heap = "512m"
     try:
+        sidecar.start()
         ours.start()
-        theirs.start()
+        theirs_started.join(130)
+        assert not theirs_started.failures, theirs_started.failures
+        assert theirs.running, "Kafka's own broker did not start within 130 s"
         for broker in (ours, theirs):
             admin = AdminClient(broker.client_config("admin"))
             for future in admin.create_topics([NewTopic(t, 1, 1) for t in TOPICS]).values():
@@ -122,6 +126,7 @@ def brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
                 assert produce(broker, "admin", topic) == 0
         yield Pair(ours, theirs, sidecar)
     finally:
+        theirs_started.join(130)
         ours.stop()
         theirs.stop()
         sidecar.stop()

@@ -1,7 +1,7 @@
 """Reliability of the replica: SIGKILLed processes, a restarted broker, a corrupt record, and a
 differential check of its answers against the pure decision rules.
 
-The SIGKILL loop runs a replica in a child process (this file, run as a script) and kills it
+The SIGKILL loop runs a replica in a child process (:mod:`replica_child`) and kills it
 at random moments while it ingests 100,000 events; after every kill the index on disk must be
 exactly a fresh replay of the log up to the offset the index says it applied: the same
 bindings and the same settings (``super.users``, ``allow.everyone.if.no.acl.found``,
@@ -14,14 +14,13 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from replica_child import start_replica
 from replica_support import (
     NAMES,
     OPERATIONS,
@@ -67,32 +66,6 @@ from store.events import (
     ConfigAltered,
 )
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog
-
-HERE = Path(__file__).resolve()
-ROOT = HERE.parents[2]
-
-
-# --- the child process: a replica that runs until it is killed ------------------------------
-
-
-def _child_log(spec: str) -> ChangeLog:
-    kind, _, where = spec.partition(":")
-    if kind == "embedded":
-        return EmbeddedChangeLog(where)
-    bootstrap, _, topic = where.rpartition("/")
-    return KafkaChangeLog(bootstrap, topic, create_topic=False)
-
-
-def child_main(log_spec: str, index_dir: str, batch_records: int) -> None:
-    log = _child_log(log_spec)
-    replica = Replica.open(index_dir, log, ReplicaSettings(batch_records=batch_records))
-    print("started", replica.position.offset, flush=True)
-    while True:
-        time.sleep(0.05)
-        if replica.status().fatal_error:
-            print("fatal", replica.status().fatal_error, flush=True)
-            sys.exit(3)
-
 
 # --- the SIGKILL loop -----------------------------------------------------------------------
 
@@ -185,38 +158,23 @@ def check_index_equals_replay(index_dir: Path, timeline: LogTimeline, *, deep: b
         index.close()
 
 
-def start_child(log_spec: str, index_dir: Path, batch_records: int) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{HERE.parent}"}
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE), log_spec, str(index_dir), str(batch_records)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.startswith("started"):
-        proc.kill()
-        raise AssertionError(f"the replica process did not start: {line!r} {proc.stderr.read()!r}")
-    return proc
-
-
 def sigkill_loop(
-    log_spec: str, log: ChangeLog, index_dir: Path, *, min_kills: int, batch_records: int
+    log_spec: str, timeline: LogTimeline, index_dir: Path, *, min_kills: int, batch_records: int
 ) -> tuple[int, list[int]]:
-    """Kill the replica at random moments until it has ingested the whole log."""
-    timeline = LogTimeline(log)
+    """Kill the replica at random moments until it has ingested the whole log (``timeline``,
+    the log read once: reading 100,000 records again takes as long as several kills)."""
     rng = random.Random(20240605)
     kills, mid_ingest, offsets = 0, 0, [-1]
     # The kill comes at a random moment of a window that adapts to the ingest speed, so that
     # well over ``min_kills`` kills land before the log end on a fast or a slow machine.
     window, step_goal = 0.05, (timeline.end + 1) / (min_kills * 1.25)
     while offsets[-1] < timeline.end:
-        proc = start_child(log_spec, index_dir, batch_records)
+        proc = start_replica(log_spec, index_dir, batch_records)
         time.sleep(rng.uniform(0.1 * window, window))
+        assert proc.pid is not None
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        proc.join()
+        assert proc.exitcode == -signal.SIGKILL, f"the replica ended by itself: {proc.exitcode}"
         kills += 1
         applied = check_index_equals_replay(index_dir, timeline, deep=kills % 3 == 1)
         assert applied >= offsets[-1], "the applied offset went backwards"
@@ -242,7 +200,8 @@ def test_sigkilled_replica_process_restarts_to_exactly_the_replayed_log(tmp_path
             seen = {value for _, is_setting, key, value in timeline.changes if is_setting and key == name}
             assert seen == set(values), name
         _, offsets = sigkill_loop(
-            f"embedded:{tmp_path / 'log'}", log, tmp_path / "index", min_kills=20, batch_records=500
+            f"embedded:{tmp_path / 'log'}", timeline, tmp_path / "index", min_kills=20,
+            batch_records=500,
         )
         assert offsets[-1] == 99_999
         assert len(set(offsets[1:-1])) > 10, f"kills did not land at varied offsets: {offsets}"
@@ -261,7 +220,7 @@ def test_sigkilled_replica_process_on_kafka(
     try:
         append_events(log, events_with_settings(random.Random(101), 40_000, _many_names()))
         _, offsets = sigkill_loop(
-            f"kafka:{kafka_bootstrap}/{topic}", log, tmp_path / "index", min_kills=8,
+            f"kafka:{kafka_bootstrap}/{topic}", LogTimeline(log), tmp_path / "index", min_kills=8,
             batch_records=500,
         )
         assert offsets[-1] == 39_999
@@ -445,7 +404,3 @@ def test_differential_replica_answers_equal_the_pure_rules(
 def outcome(decision: Decision) -> tuple[str, str]:
     """A decision's result and rule (two ACLs may decide alike; which one is named may differ)."""
     return decision.result.value, decision.rule.name
-
-
-if __name__ == "__main__":
-    child_main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
