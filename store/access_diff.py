@@ -267,24 +267,27 @@ def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Ite
         any_host = every or WILDCARD_HOST in flip_hosts
         has_before, has_after = bool(in_before), bool(in_after)
         all_hosts = [*hosts, fresh_host]
+        # the order of the cells does not matter: the rows follow the principals and hosts
+        asked = [*principals, *fresh_principals] if any_principal else flip_principals
+        asked_hosts = all_hosts if any_host else [h for h in all_hosts if h in flip_hosts]
         allowed: dict[tuple[str, str], tuple[int, int]] = {}
-        for principal in [*principals, *fresh_principals]:
+        flipped = 0
+        for principal in asked:
             if principal in super_both:
                 continue  # allowed in both states, whatever the bindings
-            if not any_principal and principal not in flip_principals:
-                continue
-            for host in all_hosts:
-                if not any_host and host not in flip_hosts:
-                    continue
+            for host in asked_hosts:
                 was = _allowed_ops(masks[0], has_before, configs[0], principal, host)
                 now = _allowed_ops(masks[1], has_after, configs[1], principal, host)
                 if was != now:
                     allowed[principal, host] = (was, now)
+                    flipped |= was ^ now
         if not allowed:
             continue
         folding = _Folding(principals, fresh_principals, hosts, fresh_host, super_sorted)
         for op in checked_operations(region.resource_type):
             bit = 1 << int(op)
+            if not flipped & bit:
+                continue
             flips: dict[tuple[str, str], Change] = {
                 cell: Change.WIDENED if now & bit else Change.NARROWED
                 for cell, (was, now) in allowed.items()
@@ -331,12 +334,14 @@ def _allowed_ops(
     if not has_acls:
         return _EVERY_OPERATION if config.allow_everyone_if_no_acl_found else 0
     allow = deny = 0
-    for p in {principal, WILDCARD_PRINCIPAL}:
-        for h in {host, WILDCARD_HOST}:
-            pair = masks.get((p, h))
-            if pair is not None:
-                allow |= pair[0]
-                deny |= pair[1]
+    for key in (
+        (principal, host), (principal, WILDCARD_HOST),
+        (WILDCARD_PRINCIPAL, host), (WILDCARD_PRINCIPAL, WILDCARD_HOST),
+    ):  # fmt: skip
+        pair = masks.get(key)
+        if pair is not None:  # a pair met twice (the request's principal is User:*) adds nothing
+            allow |= pair[0]
+            deny |= pair[1]
     return allow & ~deny
 
 
@@ -777,19 +782,15 @@ def _fold_group(group: Sequence[NameSet]) -> Iterator[tuple[int, NameSet]]:
             children.setdefault(parent, []).append(at)
             merged.add(at)
     finals: dict[int, NameSet] = {}
-
-    def final(at: int) -> NameSet:
-        got = finals.get(at)
-        if got is None:
-            got = finals[at] = _merged(group[at], [final(c) for c in children.get(at, ())])
-        return got
-
+    for at in order:  # a row's children come before it
+        if at in children:
+            finals[at] = _merged(group[at], [finals.get(c, group[c]) for c in children[at]])
     for at, names in enumerate(group):
         if names.pattern_type is _PREFIXED:
             at = prefixed[names.name]
         if at in merged:
             continue
-        yield at, final(at)
+        yield at, finals.get(at, group[at])
 
 
 def _carving(
