@@ -5,18 +5,20 @@ under shared prefixes, 20 % PREFIXED, 20 % DENY, a wildcard ALLOW per type, prin
 few hosts.
 
 * the downgrade analysis to event format 1 (the older reader's state, then the exact diff,
-  every row collected, folded per partition by :func:`store.access_diff.compact`) on Spark
-  ``local[2]`` (:mod:`jobs.access_diff`), session start apart - TARGET ``analysis_1m``
+  folded as each partition decides it, the rows :func:`store.access_diff.compact` gives) on
+  Spark ``local[2]`` (:mod:`jobs.access_diff`), session start apart - TARGET ``analysis_1m``
   (s, <= 60); with ``--quick`` also the pure engine in this process, and its rows unfolded;
 * a dry run of one change against the live state already indexed, as a node keeps it
   (:class:`store.access_diff.PatternIndex`): the median over single-binding changes (a
   literal ALLOW, a prefixed DENY, a literal DENY) - TARGET ``dry_run`` (ms, <= 200).
 
-The dry run is the pure engine in this process.
+The dry run is the pure engine in this process.  The machine's load average is printed before
+and after the analysis: on shared cores the times follow it.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import time
 
@@ -68,12 +70,14 @@ def run(quick: bool) -> list[Target]:
     spark = build_session("aclstore-bench-downgrade", conf={"spark.ui.showConsoleProgress": "false"})
     figure("Spark session start", time.perf_counter() - started, "s")
     try:
+        figure("load average (1 min) before the analysis", os.getloadavg()[0], "")
         started = time.perf_counter()
         older, stopping = older_reader_state(state, 1)
         diff = distributed_access_diff(spark, state, older, depth=6, partitions=16, folded=True)
         analysis = time.perf_counter() - started
     finally:
         spark.stop()
+    figure("load average (1 min) after it", os.getloadavg()[0], "")
     figure("ignored by a format-1 reader", stopping, "bindings")
     figure("widened sets (folded)", len(diff.widened), "")
     figure("narrowed sets (folded)", len(diff.narrowed), "")

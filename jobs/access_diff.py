@@ -8,26 +8,43 @@ set only the patterns under its key.  So with a partition key of (resource type,
 * every pattern at least ``depth`` long goes to the partition of its first ``depth``
   characters, which decides the regions keyed there (their carved-out patterns share the key);
 * the *short* patterns (LITERAL ``*`` and names shorter than ``depth``) apply across
-  partitions: they are broadcast to every partition of their type;
+  partitions: they are shipped with the job to every partition of their type;
 * the regions keyed by a short name (and the rest of each type, key ``""``) are decided on
   the driver from the short patterns' bindings and the names of all patterns (to carve).
 
-Each partition runs :func:`store.access_diff.partial_diff`; the union of the rows is
-:func:`store.access_diff.access_diff`'s answer (``tests/jobs/test_access_diff_job.py``).
+Only the keys whose regions can differ are shipped (:func:`changed_keys`): for a downgrade,
+those holding a binding the older reader ignores.  Each binding travels once, with the
+states it is in (:data:`BEFORE`, :data:`AFTER`), as Arrow columns: the driver builds one
+table, Spark repartitions it by key in the JVM, and each Python worker
+(``DataFrame.mapInArrow``) groups its batches by key and runs
+:func:`store.access_diff.partial_diff` per key; its rows come back pickled, one cell per
+partition.  The union of the rows is :func:`store.access_diff.access_diff`'s answer
+(``tests/jobs/test_access_diff_job.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+import gc
+import pickle
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Final
 
 from store.access_diff import AccessDelta, AccessDiff, AclState, Change, compact, partial_diff
 from store.acl import WILDCARD_RESOURCE, AclBinding, PatternType, ResourceType, parse_fields
 
 Fields = tuple[str, str, str, str, str, str, str]
-Keyed = tuple[tuple[int, str], tuple[int, Fields]]
+Sided = tuple[int, Fields]
+"""A binding's fields and the states it is in (:data:`BEFORE` | :data:`AFTER`)."""
+
+BEFORE: Final = 1
+AFTER: Final = 2
 
 CONCRETE_TYPES = tuple(t for t in ResourceType if t not in (ResourceType.ANY, ResourceType.UNKNOWN))
+
+BINDING_COLUMNS: Final = ("resourceType", "stem", "states", "name", "patternType", "principal",
+                          "host", "operation", "permissionType")  # fmt: skip
+ROWS_SCHEMA: Final = "rows BINARY"
+"""One cell per partition: its rows, pickled (the rows are the engine's frozen dataclasses)."""
 
 
 def is_short(binding: AclBinding, depth: int) -> bool:
@@ -37,16 +54,31 @@ def is_short(binding: AclBinding, depth: int) -> bool:
     return len(binding.name) < depth
 
 
-def _binding(fields: Fields) -> AclBinding:
-    return AclBinding.of(*parse_fields(fields))
+class _Parser:
+    """Fields to bindings, the four enum fields parsed once per distinct combination."""
+
+    def __init__(self) -> None:
+        self.enums: dict[tuple[str, str, str, str], tuple[Any, ...]] = {}
+
+    def binding(self, fields: Fields) -> AclBinding:
+        rt, name, pt, principal, host, op, perm = fields
+        parsed = self.enums.get((rt, pt, op, perm))
+        if parsed is None:
+            full = parse_fields(fields)
+            parsed = self.enums[rt, pt, op, perm] = (full[0], full[2], full[5], full[6])
+        return AclBinding.of(parsed[0], name, parsed[1], principal, host, parsed[2], parsed[3])
 
 
 def _states(
-    sides: Iterable[tuple[int, Fields]], settings: tuple[AclState, AclState]
+    sided: Iterable[Sided], settings: tuple[AclState, AclState], parser: _Parser
 ) -> tuple[AclState, AclState]:
-    bindings: tuple[set[AclBinding], set[AclBinding]] = (set(), set())
-    for side, fields in sides:
-        bindings[side].add(_binding(fields))
+    bindings: tuple[list[AclBinding], list[AclBinding]] = ([], [])
+    for states, fields in sided:
+        binding = parser.binding(fields)
+        if states & BEFORE:
+            bindings[0].append(binding)
+        if states & AFTER:
+            bindings[1].append(binding)
     before, after = settings
     return (
         AclState(frozenset(bindings[0]), before.super_users, before.allow_everyone_if_no_acl_found),
@@ -56,34 +88,64 @@ def _states(
 
 def decide_partition(
     key: tuple[int, str],
-    sides: Iterable[tuple[int, Fields]],
-    short: dict[int, list[tuple[int, Fields]]],
+    sided: Iterable[Sided],
+    short: dict[int, list[Sided]],
     settings: tuple[AclState, AclState],
     folded: bool = False,
+    parser: _Parser | None = None,
 ) -> list[AccessDelta]:
     """The rows of the regions keyed under ``key`` (resource type code, name prefix)."""
     code, stem = key
-    before, after = _states([*sides, *short.get(code, [])], settings)
+    before, after = _states([*sided, *short.get(code, [])], settings, parser or _Parser())
     depth = len(stem)
     diff = partial_diff(
         before,
         after,
         ResourceType(code),
         lambda k: len(k) >= depth and k.startswith(stem) and k != WILDCARD_RESOURCE,
+        folded=folded,
     )
-    if folded:
-        diff = compact(diff)
     return [*diff.widened, *diff.narrowed]
 
 
-def keyed(bindings: Iterable[AclBinding], side: int, depth: int) -> Iterator[Keyed]:
-    for b in bindings:
-        if not is_short(b, depth):
-            yield (int(b.resource_type), b.name[:depth]), (side, b.fields())
+def decide_batches(
+    short: dict[int, list[Sided]], settings: tuple[AclState, AclState], folded: bool
+) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """The ``mapInArrow`` function: one partition's binding batches (:data:`BINDING_COLUMNS`)
+    in, grouped by key and decided, one batch of one pickled cell of rows out."""
+
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        type_names = {int(t): t.name for t in ResourceType}
+        groups: dict[tuple[int, str], list[Sided]] = {}
+        for batch in batches:
+            columns = [batch.column(name).to_pylist() for name in BINDING_COLUMNS]
+            for code, stem, states, *fields in zip(*columns, strict=True):
+                entry: Any = (states, (type_names[code], *fields))
+                groups.setdefault((code, stem), []).append(entry)
+        parser = _Parser()
+        rows: list[AccessDelta] = []
+        # The engine allocates millions of small acyclic objects, each freed by its count:
+        # the cyclic collector's passes over them cost a third of the time and find nothing.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for key, group in groups.items():
+                rows.extend(decide_partition(key, group, short, settings, folded, parser))
+        finally:
+            if collecting:
+                gc.enable()
+        yield pa.RecordBatch.from_pydict({"rows": [pickle.dumps(rows)]}, pa.schema([("rows", pa.binary())]))
+
+    return run
 
 
-def changed_keys(before: AclState, after: AclState, depth: int) -> set[tuple[int, str]] | None:
-    """The partition keys whose regions can differ, or None for every key.
+def changed_keys(
+    before: AclState, after: AclState, depth: int
+) -> tuple[set[tuple[int, str]], set[int]] | None:
+    """The partition keys whose regions can differ, and the types whose short-keyed regions
+    can; None for every key and type.
 
     With the same settings, a region's decisions change only if a binding that applies to it
     changed: one keyed in its partition, or a short one (which applies across its type).  So
@@ -99,9 +161,42 @@ def changed_keys(before: AclState, after: AclState, depth: int) -> set[tuple[int
     every_type = {int(b.resource_type) for b in changed if is_short(b, depth)}
     keys = {(int(b.resource_type), b.name[:depth]) for b in changed if not is_short(b, depth)}
     for state in (before, after):
-        keys.update(k for k, _ in keyed(
-            (b for b in state.bindings if int(b.resource_type) in every_type), 0, depth))  # fmt: skip
-    return keys
+        keys.update(
+            (int(b.resource_type), b.name[:depth])
+            for b in state.bindings
+            if int(b.resource_type) in every_type and not is_short(b, depth)
+        )
+    return keys, every_type
+
+
+def binding_columns(
+    before: AclState, after: AclState, depth: int, wanted: set[tuple[int, str]] | None
+) -> dict[str, list[Any]]:
+    """The keyed bindings of both states as :data:`BINDING_COLUMNS`, each binding once with
+    the states it is in; only the keys in ``wanted`` (None: every key)."""
+    columns: dict[str, list[Any]] = {name: [] for name in BINDING_COLUMNS}
+    appends = [columns[name].append for name in BINDING_COLUMNS]
+    rt_code, stem_of, states_of, *field_of = appends
+    changed = before.bindings ^ after.bindings
+    for side, bindings in ((BEFORE, before.bindings), (AFTER, after.bindings)):
+        for b in bindings:
+            if b not in changed:
+                if side == AFTER:
+                    continue  # in both states: shipped with the first
+                states = BEFORE | AFTER
+            else:
+                states = side
+            if is_short(b, depth):
+                continue
+            key = (int(b.resource_type), b.name[:depth])
+            if wanted is not None and key not in wanted:
+                continue
+            rt_code(key[0])
+            stem_of(key[1])
+            states_of(states)
+            for append, value in zip(field_of, b.fields()[1:], strict=True):
+                append(value)
+    return columns
 
 
 def distributed_access_diff(
@@ -114,45 +209,62 @@ def distributed_access_diff(
     folded: bool = False,
 ) -> AccessDiff:
     """:func:`store.access_diff.access_diff` of ``before`` and ``after`` on ``spark``;
-    ``folded``: :func:`store.access_diff.compact` of it, each partition's rows folded before
-    they leave it (far fewer rows to collect), then their union."""
-    sc = spark.sparkContext
+    ``folded``: :func:`store.access_diff.compact` of it, each partition's rows folded as they
+    are decided (far fewer rows to build and collect), then their union."""
+    import pyarrow as pa
+
     settings = (AclState(frozenset(), before.super_users, before.allow_everyone_if_no_acl_found),
                 AclState(frozenset(), after.super_users, after.allow_everyone_if_no_acl_found))  # fmt: skip
-    short: dict[int, list[tuple[int, Fields]]] = {}
-    for side, state in enumerate((before, after)):
-        for b in state.bindings:
-            if is_short(b, depth):
-                short.setdefault(int(b.resource_type), []).append((side, b.fields()))
-    shared = sc.broadcast(short)
-    records = [*keyed(before.bindings, 0, depth), *keyed(after.bindings, 1, depth)]
-    wanted = changed_keys(before, after, depth)
-    if wanted is not None:
-        records = [r for r in records if r[0] in wanted]
-    rows: list[AccessDelta] = (
-        sc.parallelize(records, partitions)
-        .groupByKey(partitions)
-        .flatMap(lambda kv: decide_partition(kv[0], kv[1], shared.value, settings, folded))
-        .collect()
-    )
-    # the driver: regions keyed by a short name, and the rest of each type
-    carved = {
-        (b.resource_type, b.pattern_type, b.name)
-        for state in (before, after)
-        for b in state.bindings
-        if not is_short(b, depth)
-    }
-    for rt in CONCRETE_TYPES:
-        sides = short.get(int(rt), [])
-        b_state, a_state = _states(sides, settings)
-        diff = partial_diff(
-            b_state, a_state, rt, lambda k: len(k) < depth or k == WILDCARD_RESOURCE,
-            carved=[(pt, name) for t, pt, name in carved if t is rt],
-        )  # fmt: skip
-        rows.extend([*diff.widened, *diff.narrowed])
-    shared.unpersist()
+    short: dict[int, list[Sided]] = {}
+    for b in before.bindings | after.bindings:
+        if is_short(b, depth):
+            states = (BEFORE if b in before.bindings else 0) | (AFTER if b in after.bindings else 0)
+            short.setdefault(int(b.resource_type), []).append((states, b.fields()))
+    changed = changed_keys(before, after, depth)
+    wanted, short_types = (None, None) if changed is None else changed
+    columns = binding_columns(before, after, depth, wanted)
+    rows: list[AccessDelta] = []
+    if columns["stem"]:
+        types = pa.array(columns.pop("resourceType"), pa.int32())
+        states = pa.array(columns.pop("states"), pa.int8())
+        table = pa.table({"resourceType": types, "states": states, **columns}).select(list(BINDING_COLUMNS))
+        frame = spark.createDataFrame(table).repartition(partitions, "resourceType", "stem")
+        cells = frame.mapInArrow(decide_batches(short, settings, folded), ROWS_SCHEMA).collect()
+        for cell in cells:
+            rows.extend(pickle.loads(cell["rows"]))
+    rows.extend(_short_keyed(before, after, depth, short, settings, short_types, folded))
     diff = AccessDiff(
         widened=tuple(r for r in rows if r.change is Change.WIDENED),
         narrowed=tuple(r for r in rows if r.change is Change.NARROWED),
     )
     return compact(diff) if folded else diff
+
+
+def _short_keyed(
+    before: AclState,
+    after: AclState,
+    depth: int,
+    short: dict[int, list[Sided]],
+    settings: tuple[AclState, AclState],
+    types: set[int] | None,
+    folded: bool,
+) -> Sequence[AccessDelta]:
+    """On the driver: the regions keyed by a short name, and the rest of each type (only of
+    the ``types`` with a changed short binding; None: every type)."""
+    rows: list[AccessDelta] = []
+    parser = _Parser()
+    carved: dict[ResourceType, set[tuple[PatternType, str]]] = {}
+    for state in (before, after) if types is None or types else ():
+        for b in state.bindings:
+            if not is_short(b, depth):
+                carved.setdefault(b.resource_type, set()).add((b.pattern_type, b.name))
+    for rt in CONCRETE_TYPES:
+        if types is not None and int(rt) not in types:
+            continue  # no binding that applies there changed
+        b_state, a_state = _states(short.get(int(rt), []), settings, parser)
+        diff = partial_diff(
+            b_state, a_state, rt, lambda k: len(k) < depth or k == WILDCARD_RESOURCE,
+            carved=carved.get(rt, ()), folded=folded,
+        )  # fmt: skip
+        rows.extend([*diff.widened, *diff.narrowed])
+    return rows

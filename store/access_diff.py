@@ -33,7 +33,7 @@ import bisect
 import enum
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from store.acl import (
@@ -208,63 +208,93 @@ def _settings_changed(before: AclState, after: AclState) -> bool:
     )
 
 
-def _decide_regions(before: AclState, after: AclState, regions: Iterable[_Region]) -> AccessDiff:
-    """The diff over ``regions`` (each with the bindings of both states that apply to it)."""
+_Cell = tuple[Change, AclOperation, str, str, tuple[str, ...], tuple[str, ...], str | None, str, str]
+"""A row before it is built: change, operation, principal, host, their exceptions, the
+principal type, and the witness's principal and host (its region gives the rest)."""
+
+
+def _decide_regions(
+    before: AclState, after: AclState, regions: Iterable[_Region], *, folded: bool = False
+) -> AccessDiff:
+    """The diff over ``regions`` (each with the bindings of both states that apply to it);
+    ``folded``: :func:`compact` of it, without building the rows that fold away."""
+    cells = list(_cells(before, after, regions))
+    if folded:
+        keyed = [((cell[:7], region.resource_type), region.names) for region, cell in cells]
+        rows = [_delta(*cells[i], names) for i, names in _fold_names(keyed)]
+    else:
+        rows = [_delta(region, cell, region.names) for region, cell in cells]
+    widened = tuple(r for r in rows if r.change is Change.WIDENED)
+    narrowed = tuple(r for r in rows if r.change is Change.NARROWED)
+    return AccessDiff(widened=widened, narrowed=narrowed)
+
+
+def _delta(region: _Region, cell: _Cell, names: NameSet) -> AccessDelta:
+    change, op, principal, host, p_except, h_except, kind, w_principal, w_host = cell
+    rt = region.resource_type
+    return AccessDelta(
+        change=change, resource_type=rt, names=names, operation=op, principal=principal,
+        host=host, witness=Request(w_principal, w_host, op, rt, region.witness_name),
+        principal_except=p_except, host_except=h_except, principal_type=kind,
+    )  # fmt: skip
+
+
+def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Iterator[tuple[_Region, _Cell]]:
+    """Each region's rows, as cells, in the order :func:`access_diff` gives them."""
     configs = (before.config(), after.config())
     settings_changed = _settings_changed(before, after)
     super_changed = before.super_users ^ after.super_users
     super_both = before.super_users & after.super_users
-    rows: list[AccessDelta] = []
+    super_sorted = tuple(sorted(super_both))
     for region in regions:
         in_before, in_after = region.before, region.after
         changed = set(in_before) ^ set(in_after)
         if not settings_changed and not changed:
             continue
         masks = (_masks(in_before), _masks(in_after))
-        principals = sorted({b.principal for b in region.bindings} | super_changed)
-        hosts = sorted({b.host for b in region.bindings} - {WILDCARD_HOST})
+        both = (*in_before, *in_after)
+        principals = sorted({b.entry.principal for b in both} | super_changed)
+        hosts = sorted({b.entry.host for b in both} - {WILDCARD_HOST})
         fresh_principals = _fresh_principals(principals, before, after)
         fresh_host = _fresh(hosts, lambda i: f"192.0.2.{i + 1}")
         # With the same settings and ACLs present on both sides, only a request that some
         # changed binding matches (its principal or User:*, its host or *) can flip: the
         # others see the same matching bindings in both states.
         every = settings_changed or bool(in_before) != bool(in_after)
-        flip_principals = {b.principal for b in changed}
-        flip_hosts = {b.host for b in changed}
+        flip_principals = {b.entry.principal for b in changed}
+        flip_hosts = {b.entry.host for b in changed}
         any_principal = every or WILDCARD_PRINCIPAL in flip_principals
         any_host = every or WILDCARD_HOST in flip_hosts
         has_before, has_after = bool(in_before), bool(in_after)
+        all_hosts = [*hosts, fresh_host]
+        # the order of the cells does not matter: the rows follow the principals and hosts
+        asked = [*principals, *fresh_principals] if any_principal else flip_principals
+        asked_hosts = all_hosts if any_host else [h for h in all_hosts if h in flip_hosts]
         allowed: dict[tuple[str, str], tuple[int, int]] = {}
-        for principal in [*principals, *fresh_principals]:
+        flipped = 0
+        for principal in asked:
             if principal in super_both:
                 continue  # allowed in both states, whatever the bindings
-            if not any_principal and principal not in flip_principals:
-                continue
-            for host in [*hosts, fresh_host]:
-                if not any_host and host not in flip_hosts:
-                    continue
+            for host in asked_hosts:
                 was = _allowed_ops(masks[0], has_before, configs[0], principal, host)
                 now = _allowed_ops(masks[1], has_after, configs[1], principal, host)
                 if was != now:
                     allowed[principal, host] = (was, now)
+                    flipped |= was ^ now
         if not allowed:
             continue
-        super_sorted = sorted(super_both)
+        folding = _Folding(principals, fresh_principals, hosts, fresh_host, super_sorted)
         for op in checked_operations(region.resource_type):
             bit = 1 << int(op)
+            if not flipped & bit:
+                continue
             flips: dict[tuple[str, str], Change] = {
                 cell: Change.WIDENED if now & bit else Change.NARROWED
                 for cell, (was, now) in allowed.items()
                 if (was ^ now) & bit
             }
             if flips:
-                rows.extend(
-                    _fold(region, op, flips, principals, fresh_principals, hosts, fresh_host,
-                          super_sorted)
-                )  # fmt: skip
-    widened = tuple(r for r in rows if r.change is Change.WIDENED)
-    narrowed = tuple(r for r in rows if r.change is Change.NARROWED)
-    return AccessDiff(widened=widened, narrowed=narrowed)
+                yield from ((region, cell) for cell in folding.cells(op, flips))
 
 
 _EVERY_OPERATION = (1 << (max(AclOperation) + 1)) - 1
@@ -304,69 +334,73 @@ def _allowed_ops(
     if not has_acls:
         return _EVERY_OPERATION if config.allow_everyone_if_no_acl_found else 0
     allow = deny = 0
-    for p in {principal, WILDCARD_PRINCIPAL}:
-        for h in {host, WILDCARD_HOST}:
-            pair = masks.get((p, h))
-            if pair is not None:
-                allow |= pair[0]
-                deny |= pair[1]
+    for key in (
+        (principal, host), (principal, WILDCARD_HOST),
+        (WILDCARD_PRINCIPAL, host), (WILDCARD_PRINCIPAL, WILDCARD_HOST),
+    ):  # fmt: skip
+        pair = masks.get(key)
+        if pair is not None:  # a pair met twice (the request's principal is User:*) adds nothing
+            allow |= pair[0]
+            deny |= pair[1]
     return allow & ~deny
 
 
-def _fold(
-    region: _Region,
-    op: AclOperation,
-    flips: dict[tuple[str, str], Change],
-    principals: Sequence[str],
-    fresh_principals: Sequence[str],
-    hosts: Sequence[str],
-    fresh_host: str,
-    super_users: Sequence[str],
-) -> Iterator[AccessDelta]:
-    """Rows for one region and operation, folding "every principal" and "every host"."""
-    all_principals = [*principals, *fresh_principals]
-    all_hosts = [*hosts, fresh_host]
+class _Folding:
+    """One region's rows for an operation, folding "every principal" and "every host"."""
 
-    def row(change: Change, principal: str, host: str, p_except: Sequence[str],
-            h_except: Sequence[str], witness: tuple[str, str],
-            principal_type: str | None = None) -> AccessDelta:  # fmt: skip
-        return AccessDelta(
-            change=change, resource_type=region.resource_type, names=region.names,
-            operation=op, principal=principal, host=host,
-            witness=Request(witness[0], witness[1], op, region.resource_type, region.witness_name),
-            principal_except=tuple(p_except), host_except=tuple(h_except),
-            principal_type=principal_type,
-        )  # fmt: skip
+    __slots__ = ("all_hosts", "candidates", "fresh", "fresh_host", "hosts", "kinds", "others",
+                 "super_users")  # fmt: skip
 
-    candidates = [p for p in all_principals if p not in super_users]
-    for change in Change:
-        # principal -> the hosts on which its request flips this way (cells are unique)
-        by_principal: dict[str, set[str]] = {}
-        for (principal, host), c in flips.items():
-            if c is change:
-                by_principal.setdefault(principal, set()).add(host)
-        if not by_principal:
-            continue
-        every_host = {p for p, hs in by_principal.items() if len(hs) == len(all_hosts)}
-        if len(every_host) == len(candidates):
-            yield row(change, ANY, ANY, super_users, (), (fresh_principals[0], fresh_host))
-            continue
-        for principal in candidates:
-            on = by_principal.get(principal)
-            if on is None:
+    def __init__(
+        self,
+        principals: Sequence[str],
+        fresh_principals: Sequence[str],
+        hosts: Sequence[str],
+        fresh_host: str,
+        super_users: tuple[str, ...],
+    ) -> None:
+        self.candidates = [p for p in (*principals, *fresh_principals) if p not in super_users]
+        self.fresh = fresh_principals
+        self.fresh_host = fresh_host
+        self.hosts = tuple(hosts)
+        self.all_hosts = (*hosts, fresh_host)
+        self.super_users = super_users
+        self.others = (*principals, *super_users)  # a fresh principal stands for all but these
+        several = len(fresh_principals) > 1
+        self.kinds = {p: p.split(":", 1)[0] if several else None for p in fresh_principals}
+
+    def cells(self, op: AclOperation, flips: Mapping[tuple[str, str], Change]) -> Iterator[_Cell]:
+        fresh_host = self.fresh_host
+        for change in Change:
+            # principal -> the hosts on which its request flips this way (cells are unique)
+            by_principal: dict[str, set[str]] = {}
+            for (principal, host), c in flips.items():
+                if c is change:
+                    by_principal.setdefault(principal, set()).add(host)
+            if not by_principal:
                 continue
-            flipped_hosts = [h for h in all_hosts if h in on]
-            who, kind = principal, None
-            p_except: tuple[str, ...] = ()
-            if principal in fresh_principals:  # stands for every principal not in play
-                who, p_except = ANY, (*principals, *super_users)
-                kind = principal.split(":", 1)[0] if len(fresh_principals) > 1 else None
-            if principal in every_host:
-                yield row(change, who, ANY, p_except, (), (principal, fresh_host), kind)
+            every_host = {p for p, hs in by_principal.items() if len(hs) == len(self.all_hosts)}
+            if len(every_host) == len(self.candidates):
+                yield (change, op, ANY, ANY, self.super_users, (), None, self.fresh[0], fresh_host)
                 continue
-            for host in flipped_hosts:
-                where, h_except = (ANY, tuple(hosts)) if host == fresh_host else (host, ())
-                yield row(change, who, where, p_except, h_except, (principal, host), kind)
+            for principal in self.candidates:
+                on = by_principal.get(principal)
+                if on is None:
+                    continue
+                who, kind = principal, None
+                p_except: tuple[str, ...] = ()
+                if principal in self.kinds:  # stands for every principal not in play
+                    who, p_except, kind = ANY, self.others, self.kinds[principal]
+                if principal in every_host:
+                    yield (change, op, who, ANY, p_except, (), kind, principal, fresh_host)
+                    continue
+                for host in self.all_hosts:
+                    if host not in on:
+                        continue
+                    if host == fresh_host:
+                        yield (change, op, who, ANY, p_except, self.hosts, kind, principal, host)
+                    else:
+                        yield (change, op, who, host, p_except, (), kind, principal, host)
 
 
 def _fresh(taken: Iterable[str], make: Callable[[int], str]) -> str:
@@ -430,6 +464,7 @@ def partial_diff(
     owns: Callable[[str], bool],
     *,
     carved: Iterable[tuple[PatternType, str]] = (),
+    folded: bool = False,
 ) -> AccessDiff:
     """The diff over the regions of ``resource_type`` whose key ``owns`` accepts.
 
@@ -438,6 +473,7 @@ def partial_diff(
     patterns, the shorter prefixes above them, ``*``); ``carved`` names further patterns of
     the type, without their bindings, so that the regions' name sets carve them out.  The
     union over a partition of the keys is :func:`access_diff` (the Spark path, ``jobs/``).
+    ``folded``: :func:`compact` of that diff, without building the rows that fold away.
     """
     patterns: dict[tuple[PatternType, str], _Sides] = {key: ([], []) for key in carved}
     for side, bindings in enumerate((before.bindings, after.bindings)):
@@ -447,7 +483,7 @@ def partial_diff(
     literals = sorted({n for pt, n in patterns if pt is PatternType.LITERAL})
     prefixes = sorted({n for pt, n in patterns if pt is PatternType.PREFIXED})
     regions = _regions_of_type(resource_type, patterns, literals, prefixes, None, owns)
-    return _decide_regions(before, after, regions)
+    return _decide_regions(before, after, regions, folded=folded)
 
 
 class _NameSet:
@@ -690,55 +726,99 @@ def compact(diff: AccessDiff) -> AccessDiff:
 _PREFIXED = PatternType.PREFIXED
 
 
+def _compact_rows(rows: Sequence[AccessDelta]) -> tuple[AccessDelta, ...]:
+    keyed = [(_row_key(row), row.names) for row in rows]
+    return tuple(
+        rows[i] if names is rows[i].names else replace(rows[i], names=names)
+        for i, names in _fold_names(keyed)
+    )
+
+
 def _row_key(row: AccessDelta) -> tuple[object, ...]:
     return (row.change, row.resource_type, row.operation, row.principal, row.host,
             row.principal_except, row.host_except, row.principal_type)  # fmt: skip
 
 
-def _compact_rows(rows: Sequence[AccessDelta]) -> tuple[AccessDelta, ...]:
-    groups: dict[tuple[object, ...], list[AccessDelta]] = {}
-    for row in rows:
-        groups.setdefault(_row_key(row), []).append(row)
-    kept: list[AccessDelta] = []
-    for group in groups.values():
-        if len(group) == 1:
-            kept.extend(group)
+def _fold_names(rows: Sequence[tuple[Hashable, NameSet]]) -> list[tuple[int, NameSet]]:
+    """:func:`compact` over ``(key, name set)`` rows: the index of each row kept, with its
+    name set after the merges, in the order the rows came (grouped by key)."""
+    groups: dict[Hashable, list[int]] = {}
+    for i, (key, _) in enumerate(rows):
+        groups.setdefault(key, []).append(i)
+    kept: list[tuple[int, NameSet]] = []
+    for members in groups.values():
+        if len(members) == 1:
+            kept.append((members[0], rows[members[0]][1]))
             continue
-        prefixed = {r.names.name: r for r in group if r.names.pattern_type is PatternType.PREFIXED}
-        merged: set[tuple[PatternType, str]] = set()
-        # longer names first, a literal before the prefix of the same name (its carver)
-        order = sorted(group, key=lambda r: (-len(r.names.name), r.names.pattern_type is _PREFIXED))
-        for row in order:
-            names = prefixed[row.names.name].names if row.names.pattern_type is _PREFIXED else row.names
-            parent = _carving_row(names, prefixed)
-            if parent is None:
-                continue
-            prefixed[parent.names.name] = replace(parent, names=_union(parent.names, names))
-            merged.add((names.pattern_type, names.name))
-            if names.pattern_type is PatternType.PREFIXED:
-                del prefixed[names.name]
-        for row in group:
-            key = (row.names.pattern_type, row.names.name)
-            if key in merged:
-                continue
-            kept.append(prefixed[row.names.name] if row.names.pattern_type is PatternType.PREFIXED else row)
-    return tuple(kept)
+        group = [rows[i][1] for i in members]
+        kept.extend((members[at], names) for at, names in _fold_group(group))
+    return kept
 
 
-def _carving_row(names: NameSet, prefixed: Mapping[str, AccessDelta]) -> AccessDelta | None:
-    """The row of the region that carves ``names`` out directly, if the group has it."""
+def _fold_group(group: Sequence[NameSet]) -> Iterator[tuple[int, NameSet]]:
+    """One key's rows (by their name sets) folded: (position, merged name set) of each kept.
+
+    Whether a row merges, and into which, depends only on the rows' own name sets: the
+    nearest prefix row above it must carve it out, and no carve-out of that row may lie
+    between them.  Merges done first (longer names) change a parent's carve-outs only under
+    the longer names, never at or above a shorter child's name, so every merge can be
+    decided first and each kept row's name set built once from its merged children.
+    """
+    prefixed = {names.name: at for at, names in enumerate(group) if names.pattern_type is _PREFIXED}
+    lengths = sorted({len(name) for name in prefixed}, reverse=True)
+    children: dict[int, list[int]] = {}
+    merged: set[int] = set()
+    carves: dict[int, tuple[frozenset[str], list[int]]] = {}
+    # longer names first, a literal before the prefix of the same name (its carver)
+    order = sorted(
+        range(len(group)), key=lambda at: (-len(group[at].name), group[at].pattern_type is _PREFIXED)
+    )
+    for at in order:
+        names = group[at]
+        if names.pattern_type is _PREFIXED and prefixed[names.name] != at:
+            continue  # a second row of the same prefix: the last one stands for both
+        parent = _carving(names, group, prefixed, lengths, carves)
+        if parent is not None:
+            children.setdefault(parent, []).append(at)
+            merged.add(at)
+    finals: dict[int, NameSet] = {}
+    for at in order:  # a row's children come before it
+        if at in children:
+            finals[at] = _merged(group[at], [finals.get(c, group[c]) for c in children[at]])
+    for at, names in enumerate(group):
+        if names.pattern_type is _PREFIXED:
+            at = prefixed[names.name]
+        if at in merged:
+            continue
+        yield at, finals.get(at, group[at])
+
+
+def _carving(
+    names: NameSet,
+    group: Sequence[NameSet],
+    prefixed: Mapping[str, int],
+    lengths: Sequence[int],
+    carves: dict[int, tuple[frozenset[str], list[int]]],
+) -> int | None:
+    """The row of the group that carves ``names`` out directly, if there is one."""
     name = names.name
-    literal = names.pattern_type is PatternType.LITERAL
-    for length in range(len(name) if literal else len(name) - 1, -1, -1):
+    literal = names.pattern_type is not _PREFIXED
+    top = len(name) if literal else len(name) - 1
+    for length in lengths:  # the nearest prefix row above
+        if length > top:
+            continue
         parent = prefixed.get(name[:length])
         if parent is None:
             continue
-        carved = parent.names.except_names if literal else parent.names.except_prefixes
-        if not _contains(carved, name):
+        above = group[parent]
+        if not _contains(above.except_names if literal else above.except_prefixes, name):
             return None
-        between = parent.names.except_prefixes
-        top = len(name) + 1 if literal else len(name)
-        if any(_contains(between, name[:k]) for k in range(length + 1, top)):
+        between = carves.get(parent)
+        if between is None:
+            carved = frozenset(above.except_prefixes)
+            between = carves[parent] = (carved, sorted({len(p) for p in carved}))
+        limit = len(name) + 1 if literal else len(name)
+        if any(length < k < limit and name[:k] in between[0] for k in between[1]):
             return None  # a carve-out between them has no row here
         return parent
     return None
@@ -749,19 +829,29 @@ def _contains(names: Sequence[str], name: str) -> bool:
     return i < len(names) and names[i] == name
 
 
-def _union(parent: NameSet, child: NameSet) -> NameSet:
-    """``parent`` plus the directly carved-out ``child``: under the child's pattern only the
-    child's own carve-outs stay out."""
-    if child.pattern_type is PatternType.LITERAL:
-        names = tuple(n for n in parent.except_names if n != child.name)
+def _merged(parent: NameSet, children: Sequence[NameSet]) -> NameSet:
+    """``parent`` plus its directly carved-out ``children`` (which do not nest): under each
+    child's pattern only the child's own carve-outs stay out."""
+    if not children:
+        return parent
+    literals = {c.name for c in children if c.pattern_type is not _PREFIXED}
+    stems = {c.name for c in children if c.pattern_type is _PREFIXED}
+    stem_lengths = sorted({len(s) for s in stems})
+
+    def under_a_stem(name: str) -> bool:
+        return any(name[:k] in stems for k in stem_lengths if k <= len(name))
+
+    if not stems:
+        names = tuple(n for n in parent.except_names if n not in literals)
         return replace(parent, except_names=names)
-    stem = child.name
-    lo, hi = _under(parent.except_names, stem)
-    names = tuple(sorted([*parent.except_names[:lo], *parent.except_names[hi:], *child.except_names]))
-    plo, phi = _under(parent.except_prefixes, stem)
-    prefixes = tuple(sorted([*parent.except_prefixes[:plo], *parent.except_prefixes[phi:],
-                             *child.except_prefixes]))  # fmt: skip
-    return replace(parent, except_names=names, except_prefixes=prefixes)
+    kept_names = [n for n in parent.except_names if n not in literals and not under_a_stem(n)]
+    kept_prefixes = [p for p in parent.except_prefixes if not under_a_stem(p)]
+    for child in children:
+        if child.pattern_type is _PREFIXED:
+            kept_names.extend(child.except_names)
+            kept_prefixes.extend(child.except_prefixes)
+    return replace(parent, except_names=tuple(sorted(kept_names)),
+                   except_prefixes=tuple(sorted(kept_prefixes)))  # fmt: skip
 
 
 def older_reader_state(state: AclState, reader_version: int) -> tuple[AclState, int]:

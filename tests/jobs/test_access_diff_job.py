@@ -53,3 +53,50 @@ def test_the_kip_290_hole_found_on_spark(spark: Any) -> None:
         ("User:bob", "READ", "secret-* except secret-eu")
     ]
     same(diff, access_diff(state, older))
+
+
+def test_each_binding_is_shipped_once_with_the_states_it_is_in() -> None:
+    from jobs.access_diff import AFTER, BEFORE, binding_columns
+    from store.acl import PatternType
+
+    kept = acl("orders")
+    dropped = acl("ord", pattern=PatternType.PREFIXED)
+    added = acl("orders", principal="User:eve")
+    wildcard = acl("*", principal="User:*")  # short: goes with the job, not in the columns
+    before = AclState.of([kept, dropped, wildcard])
+    after = AclState.of([kept, added, wildcard])
+    columns = binding_columns(before, after, 3, None)
+    shipped = sorted(zip(columns["name"], columns["principal"], columns["patternType"],
+                         columns["states"], columns["stem"], strict=True))  # fmt: skip
+    assert shipped == [
+        ("ord", "User:bob", "PREFIXED", BEFORE, "ord"),
+        ("orders", "User:bob", "LITERAL", BEFORE | AFTER, "ord"),
+        ("orders", "User:eve", "LITERAL", AFTER, "ord"),
+    ]
+    # only the keys asked for
+    assert binding_columns(before, after, 3, {(int(kept.resource_type), "xyz")})["name"] == []
+
+
+def test_a_changed_short_binding_is_decided_for_its_type_alone(spark: Any) -> None:
+    from store.acl import AclOperation, ResourceType
+
+    group_rule = acl("*", principal="User:*", rt=ResourceType.GROUP)
+    before = AclState.of([acl("*", principal="User:*"), group_rule, acl("payments")])
+    after = AclState.of([group_rule, acl("payments")])  # the topics' wildcard ALLOW goes
+    diff = distributed_access_diff(spark, before, after, depth=3, partitions=2)
+    assert not diff.widened
+    # every principal loses READ (and the DESCRIBE it implies) on every topic name but
+    # "payments", where bob keeps both: its rows name the others; no group changes
+    rows = {(r.resource_type, str(r.names), r.operation, r.principal, r.principal_except)
+            for r in diff.narrowed}  # fmt: skip
+    assert rows == {
+        (ResourceType.TOPIC, names, op, who, but)
+        for op in (AclOperation.READ, AclOperation.DESCRIBE)
+        for names, who, but in (
+            ("any name except *, payments", "*", ()),
+            ("*", "*", ()),  # the literal name "*" is a name too
+            ("payments", "User:*", ()),  # the principal named User:* itself
+            ("payments", "*", ("User:*", "User:bob")),
+        )
+    }
+    same(diff, access_diff(before, after))
