@@ -36,12 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from jobs.audit.transform import (
     DEFAULT_WINDOW_DAYS,
-    MINUTE_KEY,
     RESOURCE_KEY,
     decisions,
     last_denied,
@@ -159,13 +158,16 @@ def add_minutes(spark: Any, counts: Any, path: str, app_id: str, batch_id: int) 
     touched minutes, where a MERGE joins the batch with them twice (to find the files, then
     to rewrite them).  A replayed batch reads counts that may already include its own, but
     its write carries the batch's ``txnVersion`` and Delta skips it."""
+    from pyspark.sql import functions as f
+
     from jobs.audit.transform import added_counts
 
     counts = counts.persist()
     try:
-        minutes = sorted(r[0] for r in counts.select("minute").distinct().collect())
-        if not minutes:
+        touched = counts.select(f.unix_micros("minute")).distinct().collect()
+        if not touched:
             return
+        minutes = sorted(int(r[0]) for r in touched)
         where = "minute IN (" + ", ".join(_timestamp_literal(m) for m in minutes) + ")"
         held = spark.read.format("delta").load(path).where(where)
         (added_counts(held, counts).write.format("delta").mode("overwrite")
@@ -175,10 +177,10 @@ def add_minutes(spark: Any, counts: Any, path: str, app_id: str, batch_id: int) 
         counts.unpersist()
 
 
-def _timestamp_literal(value: datetime) -> str:
-    """A Spark SQL literal of a timestamp as collected (a naive datetime in the session's
-    time zone, which is how Spark reads the literal back)."""
-    return f"timestamp'{value.isoformat(sep=' ')}'"
+def _timestamp_literal(micros: int) -> str:
+    """A Spark SQL timestamp literal of microseconds since the epoch, in UTC: the same
+    instant whatever the session's time zone (a plain literal, so Delta skips files by it)."""
+    return f"timestamp'{datetime.fromtimestamp(micros / 1e6, UTC).isoformat(sep=' ')}'"
 
 
 def raise_alerts(
