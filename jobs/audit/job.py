@@ -34,11 +34,13 @@ Choose the bound above the longest audit-log outage the nodes' spools ride out.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from jobs.audit.transform import (
     DEFAULT_WINDOW_DAYS,
-    MINUTE_KEY,
     RESOURCE_KEY,
     decisions,
     last_denied,
@@ -54,6 +56,10 @@ DEFAULT_LATE_BOUND: Final = "10 minutes"
 STATE_STORE: Final = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 """The dedup state on local disk (RocksDB), not the JVM heap: at tens of thousands of events
 a second, ten minutes of ids do not fit a driver's heap."""
+CHANGELOG_CHECKPOINTING: Final = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+"""Each batch's commit of the dedup state writes the batch's changes (a changelog file)
+instead of flushing RocksDB and copying its new SST files; snapshots are taken in the
+background.  A checkpoint written either way is read by both."""
 
 _DECISIONS_DDL: Final = (
     "id STRING, time TIMESTAMP, source STRING, principal STRING, host STRING, "
@@ -113,6 +119,7 @@ def run_audit(
 ) -> None:
     """Until stopped, or (``once``) until the audit log's end as the job starts."""
     spark.conf.set("spark.sql.streaming.stateStore.providerClass", STATE_STORE)
+    spark.conf.set(CHANGELOG_CHECKPOINTING, "true")
     ensure_tables(spark, location)
     app_id = table_id(location)
 
@@ -143,38 +150,84 @@ def write_batch(
 
 
 def add_minutes(spark: Any, counts: Any, path: str, app_id: str, batch_id: int) -> None:
-    """Add ``counts`` (:func:`~jobs.audit.transform.per_minute` rows) to the table's."""
-    from delta.tables import DeltaTable
+    """Add ``counts`` (:func:`~jobs.audit.transform.per_minute` rows) to the table's.
+
+    The minutes the batch touched are rewritten whole, in one overwrite with ``replaceWhere``
+    on those minutes: the rows the table holds for them plus the batch's counts, summed per
+    key (:func:`~jobs.audit.transform.added_counts`).  That is one read and one write of the
+    touched minutes, where a MERGE joins the batch with them twice (to find the files, then
+    to rewrite them).  A replayed batch reads counts that may already include its own, but
+    its write carries the batch's ``txnVersion`` and Delta skips it."""
     from pyspark.sql import functions as f
+
+    from jobs.audit.transform import added_counts
 
     counts = counts.persist()
     try:
-        first = counts.agg(f.min("minute")).collect()[0][0]
-        # The earliest minute as a literal lets Delta skip the files of older minutes.
-        on = " AND ".join(f"t.{c} = s.{c}" for c in MINUTE_KEY)
-        on += f" AND t.minute >= timestamp'{first.isoformat(sep=' ')}'"
-        with idempotent_merge(spark, app_id, batch_id):
-            (DeltaTable.forPath(spark, path).alias("t").merge(counts.alias("s"), on)
-             .whenMatchedUpdate(set={"decisions": "t.decisions + s.decisions"})
-             .whenNotMatchedInsertAll().execute())  # fmt: skip
+        touched = counts.select(f.unix_micros("minute")).distinct().collect()
+        if not touched:
+            return
+        minutes = sorted(int(r[0]) for r in touched)
+        where = "minute IN (" + ", ".join(_timestamp_literal(m) for m in minutes) + ")"
+        held = spark.read.format("delta").load(path).where(where)
+        (added_counts(held, counts).write.format("delta").mode("overwrite")
+         .option("replaceWhere", where).option("txnAppId", app_id).option("txnVersion", batch_id)
+         .save(path))  # fmt: skip
     finally:
         counts.unpersist()
+
+
+def _timestamp_literal(micros: int) -> str:
+    """A Spark SQL timestamp literal of microseconds since the epoch, in UTC: the same
+    instant whatever the session's time zone (a plain literal, so Delta skips files by it)."""
+    return f"timestamp'{datetime.fromtimestamp(micros / 1e6, UTC).isoformat(sep=' ')}'"
 
 
 def raise_alerts(
     spark: Any, rows: Any, location: str, app_id: str, batch_id: int, window_days: int
 ) -> None:
-    """Append the batch's new denials to ``alerts``, then move ``last_denied`` past them."""
+    """Append the batch's new denials to ``alerts``, then move ``last_denied`` past them.
+
+    A batch with no new denial (most of them) commits nothing to ``alerts``: a replay of it
+    finds no alert either (``last_denied`` as it was gives the same none; moved past the
+    batch, it makes every denial of the batch a late one)."""
     from delta.tables import DeltaTable
 
     last = DeltaTable.forPath(spark, table_path(location, "last_denied"))
-    alerts = new_denials_in_batch(rows, last.toDF(), window_days)
-    (alerts.write.format("delta").mode("append").option("txnAppId", app_id)
-     .option("txnVersion", batch_id).save(table_path(location, "alerts")))  # fmt: skip
+    alerts = new_denials_in_batch(rows, last.toDF(), window_days).persist()
+    try:
+        if not alerts.isEmpty():
+            (alerts.write.format("delta").mode("append").option("txnAppId", app_id)
+             .option("txnVersion", batch_id).save(table_path(location, "alerts")))  # fmt: skip
+    finally:
+        alerts.unpersist()
     on = " AND ".join(f"t.{c} = s.{c}" for c in RESOURCE_KEY)
-    with idempotent_merge(spark, app_id, batch_id):
-        (last.alias("t").merge(last_denied(rows).alias("s"), on)
-         .whenMatchedUpdate(condition="s.lastDenied > t.lastDenied",
-                            set={"lastDenied": "s.lastDenied"})
-         .whenNotMatchedInsertAll().execute())  # fmt: skip
+    latest = last_denied(rows).persist()
+    try:
+        with idempotent_merge(spark, app_id, batch_id), _session_conf(spark, _SOURCE_CACHED):
+            (last.alias("t").merge(latest.alias("s"), on)
+             .whenMatchedUpdate(condition="s.lastDenied > t.lastDenied",
+                                set={"lastDenied": "s.lastDenied"})
+             .whenNotMatchedInsertAll().execute())  # fmt: skip
+    finally:
+        latest.unpersist()
 
+
+_SOURCE_CACHED: Final = {"spark.databricks.delta.merge.materializeSource": "none"}
+"""A MERGE whose source is a persisted frame: Delta need not copy it once more (it does so
+to read a source that might change between its two passes; a persisted one does not)."""
+
+
+@contextmanager
+def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)

@@ -91,6 +91,15 @@ def per_minute(rows: Any) -> Any:
     )
 
 
+def added_counts(held: Any, counts: Any) -> Any:
+    """The per-minute counts ``held`` (rows of the minutes table) with ``counts`` (a batch's
+    :func:`per_minute` rows) added: one row per key, the sum of both sides' ``decisions``."""
+    from pyspark.sql import functions as f
+
+    both = held.select(*MINUTE_KEY, "decisions").unionByName(counts.select(*MINUTE_KEY, "decisions"))
+    return both.groupBy(*MINUTE_KEY).agg(f.sum("decisions").alias("decisions"))
+
+
 def new_denials_in_batch(rows: Any, previous: Any, window_days: int) -> Any:
     """The new denials among a batch's decisions ``rows``, given ``previous``: the last
     denial recorded before the batch (``principal, resourceType, resourceName, lastDenied``).

@@ -281,3 +281,41 @@ def test_the_watermark_counts_late_events_within_the_bound_and_drops_the_rest(
     assert sorted((int(r["minute"].timestamp() * 1000), r["decisions"]) for r in minutes) == [
         (t0, 1), (t0 + 18 * minute, 1), (t0 + 20 * minute, 1)
     ]
+
+
+def test_added_counts_sum_the_held_and_the_batch_per_key(spark: Any) -> None:
+    """Hand-worked: one key on both sides, one on each side only; another minute apart."""
+    from datetime import datetime
+
+    from jobs.audit.job import SCHEMAS
+    from jobs.audit.transform import added_counts
+
+    m1, m2 = datetime(2026, 3, 1, 12, 0), datetime(2026, 3, 1, 12, 1)
+    held = spark.createDataFrame(
+        [(m1, "User:eve", "TOPIC", "a", "READ", "DENIED", 3),
+         (m1, "User:eve", "TOPIC", "b", "READ", "DENIED", 1)],
+        SCHEMAS["minutes"],
+    )  # fmt: skip
+    batch = spark.createDataFrame(
+        [(m1, "User:eve", "TOPIC", "a", "READ", "DENIED", 2),
+         (m1, "User:eve", "TOPIC", "c", "READ", "ALLOWED", 1),
+         (m2, "User:eve", "TOPIC", "a", "READ", "DENIED", 4)],
+        SCHEMAS["minutes"],
+    )  # fmt: skip
+    got = sorted((r["minute"], r["resourceName"], r["result"], r["decisions"])
+                 for r in added_counts(held, batch).collect())  # fmt: skip
+    assert got == [(m1, "a", "DENIED", 5), (m1, "b", "DENIED", 1), (m1, "c", "ALLOWED", 1),
+                   (m2, "a", "DENIED", 4)]  # fmt: skip
+
+
+def test_minute_literals_name_the_same_instant_in_any_session_time_zone(spark: Any) -> None:
+    from jobs.audit.job import _timestamp_literal
+
+    micros = 1_700_000_040_000_000  # 2023-11-14T22:14:00Z
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for tz in ("UTC", "America/New_York", "Asia/Kolkata"):
+            spark.conf.set("spark.sql.session.timeZone", tz)
+            assert spark.sql(f"SELECT unix_micros({_timestamp_literal(micros)})").first()[0] == micros
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
