@@ -1,12 +1,13 @@
 """``python -m bench history``: the history archive's throughput and two point-in-time questions.
 
 On the real broker (``KAFKA_BOOTSTRAP_SERVERS``, else a LocalKafka started here), a synthetic
-history of 10,000,000 change events (200,000 with ``--quick``) is produced to a fresh topic with a
-raw batched producer of properly encoded events (the rate is printed, not a target): bindings
-created and, a window later, deleted again (so about 100,000 are live at any point), over topics
-and groups sharing prefixes, with wildcard, PREFIXED and DENY bindings and a ``super.users`` /
-``allow.everyone.if.no.acl.found`` change every 100,000 events.  One watched binding (``User:bob``
-READ on TOPIC ``orders``) is created and deleted ten times across the history.
+history of 10,000,000 change events (200,000 with ``--quick``, N with ``--events N``) is
+produced to a fresh topic with a raw batched producer of properly encoded events (the rate is
+printed, not a target): bindings created and, a window later, deleted again (so about 100,000
+are live at any point), over topics and groups sharing prefixes, with wildcard, PREFIXED and
+DENY bindings and a ``super.users`` / ``allow.everyone.if.no.acl.found`` change every 100,000
+events.  One watched binding (``User:bob`` READ on TOPIC ``orders``) is created and deleted ten
+times across the history.
 
 Then, on Spark ``local[2]`` (each figure is wall time on this machine, shared with whatever
 else runs on it):
@@ -145,8 +146,8 @@ def prefill(bootstrap: str, topic: str, count: int) -> float:
     )
 
 
-def run(quick: bool) -> list[Target]:
-    count = 200_000 if quick else 10_000_000
+def run(quick: bool, events: int | None = None) -> list[Target]:
+    count = events if events is not None else 200_000 if quick else 10_000_000
     topic = f"bench-history-{uuid.uuid4().hex[:8]}"
     with (
         bootstrap_or_local_broker("bench-history", heap="1g") as bootstrap,

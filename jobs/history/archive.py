@@ -189,21 +189,58 @@ class Archiver:
     def write(self, events: Any, batch_id: int) -> None:
         """Append ``events`` (an Arrow table of events-table rows in offset order) and the
         intervals they open and close to ``validity``, each table at most once per
-        ``batch_id``."""
+        ``batch_id``.
+
+        The two appends are independent commits (each carries the batch's idempotent-write
+        pair, and a replay folds only what ``validity`` does not reflect yet), so they run at
+        the same time: each is one task, and a local session has a core for each.
+        """
         import pyarrow.compute as pc
 
-        self.append(events, events_path(self.location), batch_id)
-        if self.open is None:
-            self.open, self.reflected = read_open_intervals(self.spark, self.location)
-        fresh = events.filter(pc.greater(events.column("offset"), self.reflected))
-        changed, self.open = changed_intervals(fresh, self.open)
-        self.append(changed, validity_path(self.location), batch_id)
+        events_written = in_thread(self.append, events, events_path(self.location), batch_id)
+        try:
+            if self.open is None:
+                self.open, self.reflected = read_open_intervals(self.spark, self.location)
+            fresh = events.filter(pc.greater(events.column("offset"), self.reflected))
+            changed, self.open = changed_intervals(fresh, self.open)
+            self.append(changed, validity_path(self.location), batch_id)
+        finally:
+            events_written.result()
 
     def append(self, rows: Any, path: str, batch_id: int) -> None:
         """Append an Arrow table to the Delta table at ``path`` as one file per partition."""
         if rows.num_rows:
             (self.spark.createDataFrame(rows).coalesce(1).write.format("delta").mode("append")
              .option("txnAppId", self.app_id).option("txnVersion", batch_id).save(path))  # fmt: skip
+
+
+class _Running:
+    """A call running on an :class:`pyspark.InheritableThread` (so its Spark jobs carry the
+    caller's local properties); :meth:`result` waits and re-raises its exception."""
+
+    def __init__(self, call: Callable[[], None]) -> None:
+        from pyspark import InheritableThread
+
+        self._error: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                call()
+            except BaseException as exc:  # handed to the caller by result()
+                self._error.append(exc)
+
+        self._thread = InheritableThread(target=run, daemon=True)
+        self._thread.start()
+
+    def result(self) -> None:
+        self._thread.join()
+        if self._error:
+            raise self._error[0]
+
+
+def in_thread(func: Callable[..., None], *args: Any) -> _Running:
+    """``func(*args)`` running beside the caller."""
+    return _Running(lambda: func(*args))
 
 
 def read_open_intervals(spark: Any, location: str) -> tuple[OpenIntervals, int]:
