@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final
 
 _TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
@@ -25,15 +25,24 @@ def table_app_id(kind: str, location: str) -> str:
 
 
 @contextmanager
-def idempotent_merge(spark: Any, app_id: str, batch_id: int) -> Iterator[None]:
-    """Delta writes inside carry (``app_id``, ``batch_id``): a replayed batch is skipped."""
-    spark.conf.set(_TXN_APP_ID, app_id)
-    spark.conf.set(_TXN_VERSION, str(batch_id))
+def session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
+    """The session's ``settings`` for the duration of the block, then back as they were."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
     try:
         yield
     finally:
-        spark.conf.unset(_TXN_APP_ID)
-        spark.conf.unset(_TXN_VERSION)
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def idempotent_merge(spark: Any, app_id: str, batch_id: int) -> AbstractContextManager[None]:
+    """Delta writes inside carry (``app_id``, ``batch_id``): a replayed batch is skipped."""
+    return session_conf(spark, {_TXN_APP_ID: app_id, _TXN_VERSION: str(batch_id)})
 
 
 def run_micro_batches(

@@ -34,8 +34,6 @@ Choose the bound above the longest audit-log outage the nodes' spools ride out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -49,7 +47,7 @@ from jobs.audit.transform import (
     within_bound,
 )
 from jobs.history.archive import LogSource
-from jobs.streaming import idempotent_merge, run_micro_batches, table_app_id
+from jobs.streaming import idempotent_merge, run_micro_batches, session_conf, table_app_id
 
 DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
 DEFAULT_LATE_BOUND: Final = "10 minutes"
@@ -204,7 +202,7 @@ def raise_alerts(
     on = " AND ".join(f"t.{c} = s.{c}" for c in RESOURCE_KEY)
     latest = last_denied(rows).persist()
     try:
-        with idempotent_merge(spark, app_id, batch_id), _session_conf(spark, _SOURCE_CACHED):
+        with idempotent_merge(spark, app_id, batch_id), session_conf(spark, _SOURCE_CACHED):
             (last.alias("t").merge(latest.alias("s"), on)
              .whenMatchedUpdate(condition="s.lastDenied > t.lastDenied",
                                 set={"lastDenied": "s.lastDenied"})
@@ -216,18 +214,3 @@ def raise_alerts(
 _SOURCE_CACHED: Final = {"spark.databricks.delta.merge.materializeSource": "none"}
 """A MERGE whose source is a persisted frame: Delta need not copy it once more (it does so
 to read a source that might change between its two passes; a persisted one does not)."""
-
-
-@contextmanager
-def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
