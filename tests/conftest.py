@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 import xdist_groups
 
@@ -38,6 +39,11 @@ SPARK_GROUP = "spark"
 """The xdist group of every test that uses the session's SparkSession."""
 
 _broker_logs: list[Path] = []
+
+# No time limit on a Hypothesis example (its default is 200 ms): on two workers and a busy
+# machine a pure-logic example can wait that long for a core, and speed is bench/'s business.
+hypothesis.settings.register_profile("aclstore", deadline=None)
+hypothesis.settings.load_profile("aclstore")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the xdist_group marks
