@@ -12,7 +12,8 @@ by its file, and every other test is ``unit``; ``pytest -m unit`` runs the fast 
 Parallel runs: ``make test`` runs pytest-xdist with two workers (``-n 2 --dist loadgroup``).
 Every session fixture is then one per worker (each worker starts its own broker, on its own
 free ports and in its own temporary folder), so the tests that use ``spark`` are put in one
-xdist group: they all run on one worker, and a run still starts one SparkSession.
+xdist group: they all run on one worker, and a run still starts one SparkSession.  Every
+other test runs on the worker that runs the rest of its module (:mod:`xdist_groups`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
-"""``--dist loadgroup`` that keeps working on pytest 9.2: the tests of one ``xdist_group``
-run on one worker.
+"""The scheduler of ``--dist loadgroup`` for this suite: the tests of one ``xdist_group`` run
+on one worker, and every other test on the worker that runs the rest of its module.
+
+By module, as ``--dist loadfile`` does, because several modules start something expensive once
+per module (a broker running the plugin, a node, a JVM harness): spread test by test, each
+worker would start its own.
 
 pytest-xdist 3.8 tells its scheduler a test's group by appending ``@name`` to the test's node
 id on the worker; pytest 9.2 keeps node ids in a structured form that this no longer changes
@@ -67,22 +71,36 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Controller side: the scheduler for ``--dist loadgroup``, None for any other mode."""
     if not _loadgroup(config) or _controller_dir not in config.stash:
         return None
-    from xdist.scheduler import LoadGroupScheduling
+    from xdist.scheduler import LoadScopeScheduling
 
     folder = config.stash[_controller_dir]
 
-    class GroupScheduling(LoadGroupScheduling):  # type: ignore[misc]
-        """xdist's own, a test's group read from what the workers wrote (else from its id)."""
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """xdist's scheduling by scope, a scope being a test's group (read from what the
+        workers wrote) or else its module."""
 
         _groups: dict[str, str] | None = None
+        _groups_first = False
 
         def _split_scope(self, nodeid: str) -> str:
+            return self._read_groups().get(nodeid) or nodeid.split("::", 1)[0]
+
+        def _read_groups(self) -> dict[str, str]:
             if self._groups is None:  # first asked once every worker has collected
                 self._groups = {}
                 for written in sorted(folder.glob("*.json")):
                     self._groups.update(json.loads(written.read_text(encoding="utf-8")))
-            group = self._groups.get(nodeid)
-            return group if group is not None else str(super()._split_scope(nodeid))
+            return self._groups
+
+        def _assign_work_unit(self, node: Any) -> None:
+            # A group is the longest unit (its tests share something slow to start): it is
+            # handed out first, so that the other workers' modules fill the time beside it.
+            if not self._groups_first:
+                self._groups_first = True
+                for group in sorted(set(self._read_groups().values()), reverse=True):
+                    if group in self.workqueue:
+                        self.workqueue.move_to_end(group, last=False)
+            super()._assign_work_unit(node)
 
     return GroupScheduling(config, log)
 
