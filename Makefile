@@ -1,9 +1,13 @@
 # The two commands of the README:
 #   make serve   set up, then run `aclstore serve` on the embedded default
 #   make test    set up, then run lint, type checks and every test tier
+# pytest runs on TEST_WORKERS pytest-xdist workers (2: the suite waits on processes more than it
+# computes); the tests sharing the SparkSession stay on one of them (tests/conftest.py).
+# TEST_WORKERS=0 runs every test in this one process.
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
+TEST_WORKERS ?= 2
 STAMP  := $(VENV)/.installed
 
 .PHONY: setup jars plugin serve test lint typecheck pytest unit clean
@@ -35,7 +39,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 pytest: jars plugin
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 

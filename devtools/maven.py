@@ -9,12 +9,15 @@ same coordinates reads the cache and checks that every jar is still there.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -51,6 +54,36 @@ def cache_dir() -> Path:
     path = Path(root)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextlib.contextmanager
+def exclusive(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` (created if missing) for the ``with`` block.
+
+    Two test workers (pytest-xdist) or two runs may resolve jars or build the plugin at the
+    same moment; the second waits for the first and then finds its result.
+    """
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with lock_file.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed over it, so that a reader
+    sees the old content or the new, never a file half written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, scratch = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(scratch, path)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise
 
 
 def require_tool(name: str, hint: str) -> str:
@@ -92,15 +125,27 @@ def _explain_maven_failure(output: str, coords: Sequence[str]) -> str:
     return f"Maven failed to resolve {wanted}: {tail or 'see mvn -X output'}"
 
 
+def _cached_classpath(cp_file: Path) -> list[Path] | None:
+    if not cp_file.exists():
+        return None
+    jars = [Path(p) for p in cp_file.read_text().split(os.pathsep) if p]
+    return jars if jars and all(j.exists() for j in jars) else None
+
+
 def resolve(coords: Sequence[str]) -> list[Path]:
     """The runtime classpath of ``group:artifact:version`` coordinates, resolved with Maven."""
     key = hashlib.sha256("\n".join(sorted(coords)).encode()).hexdigest()[:16]
     work = cache_dir() / "maven" / key
     cp_file = work / "classpath.txt"
-    if cp_file.exists():
-        jars = [Path(p) for p in cp_file.read_text().split(os.pathsep) if p]
-        if jars and all(j.exists() for j in jars):
-            return jars
+    cached = _cached_classpath(cp_file)
+    if cached is not None:
+        return cached
+    with exclusive(work.with_name(f"{key}.lock")):
+        cached = _cached_classpath(cp_file)  # resolved by whoever held the lock before
+        return cached if cached is not None else _resolve_now(coords, work, cp_file)
+
+
+def _resolve_now(coords: Sequence[str], work: Path, cp_file: Path) -> list[Path]:
     mvn = require_tool("mvn", "install Apache Maven (Debian: apt-get install maven)")
     require_java()
     work.mkdir(parents=True, exist_ok=True)
@@ -181,7 +226,12 @@ default is this file in the cache directory), so the product never imports this 
 
 
 def write_spark_jars_file() -> Path:
-    """Resolve Spark's connector jars and write their paths, one a line, where the jobs look."""
+    """Resolve Spark's connector jars and write their paths, one a line, where the jobs look.
+
+    Written atomically: a job another test worker starts meanwhile reads the whole list.
+    """
     path = cache_dir() / SPARK_JARS_FILE
-    path.write_text("".join(f"{jar}\n" for jar in spark_connector_jars()), encoding="utf-8")
+    text = "".join(f"{jar}\n" for jar in spark_connector_jars())
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        write_atomically(path, text)
     return path

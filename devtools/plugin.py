@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Final
 
 from devtools.errors import RuntimeSetupError
-from devtools.maven import KAFKA_VERSION, require_java, require_tool
+from devtools.maven import KAFKA_VERSION, exclusive, require_java, require_tool
 
 PLUGIN_DIR: Final = Path(__file__).resolve().parent.parent / "plugin"
 ARTIFACT: Final = "aclstore-kafka-authorizer"
@@ -33,10 +33,22 @@ def _up_to_date(jar: Path) -> bool:
 
 
 def plugin_jar(*, rebuild: bool = False) -> Path:
-    """The plugin's jar, built now with ``mvn package`` unless an up-to-date one exists."""
+    """The plugin's jar, built now with ``mvn package`` unless an up-to-date one exists.
+
+    A build holds a lock in ``plugin/target``: a second caller (another test worker) waits for
+    it and then takes the jar it built, rather than building into the same folder at once.
+    """
     jar = _jar()
     if jar is not None and not rebuild and _up_to_date(jar):
         return jar
+    with exclusive(PLUGIN_DIR / "target" / ".build.lock"):
+        jar = _jar()
+        if jar is not None and not rebuild and _up_to_date(jar):
+            return jar
+        return _build()
+
+
+def _build() -> Path:
     mvn = require_tool("mvn", "install Apache Maven (Debian: apt-get install maven)")
     require_java()
     cmd = [mvn, "-B", "-q", "package", "-DskipTests", f"-Dkafka.version={KAFKA_VERSION}"]

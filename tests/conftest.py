@@ -8,6 +8,12 @@ Tiers: a test that uses a Kafka fixture is marked ``kafka``, one that uses ``spa
 ``spark``, a long loop (SIGKILL, fuzzing, waiting out wall-clock deadlines) is marked ``slow``
 by its file, and every other test is ``unit``; ``pytest -m unit`` runs the fast tier alone,
 ``pytest`` (``make test``) every tier.
+
+Parallel runs: ``make test`` runs pytest-xdist with two workers (``-n 2 --dist loadgroup``).
+Every session fixture is then one per worker (each worker starts its own broker, on its own
+free ports and in its own temporary folder), so the tests that use ``spark`` are put in one
+xdist group: they all run on one worker, and a run still starts one SparkSession.  Every
+other test runs on the worker that runs the rest of its module (:mod:`xdist_groups`).
 """
 
 from __future__ import annotations
@@ -21,26 +27,57 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
+import xdist_groups
 
 from devtools.errors import BrokerStartError
 from devtools.kafka_process import BackgroundStart, LocalKafka
 
 KAFKA_FIXTURES = {"kafka_bootstrap", "kafka_broker", "unique_topic"}
 SPARK_FIXTURES = {"spark"}
+SPARK_GROUP = "spark"
+"""The xdist group of every test that uses the session's SparkSession."""
 
 _broker_logs: list[Path] = []
 
+# No time limit on a Hypothesis example (its default is 200 ms): on two workers and a busy
+# machine a pure-logic example can wait that long for a core, and speed is bench/'s business.
+hypothesis.settings.register_profile("aclstore", deadline=None)
+hypothesis.settings.load_profile("aclstore")
 
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & KAFKA_FIXTURES and not item.get_closest_marker("kafka"):
             item.add_marker(pytest.mark.kafka)
-        if fixtures & SPARK_FIXTURES and not item.get_closest_marker("spark"):
-            item.add_marker(pytest.mark.spark)
+        if fixtures & SPARK_FIXTURES:
+            if not item.get_closest_marker("spark"):
+                item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
         if not any(item.get_closest_marker(m) for m in ("kafka", "spark", "unit", "slow")):
             item.add_marker(pytest.mark.unit)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which tells the controller it is done
+def pytest_collection_finish(session: pytest.Session) -> None:
+    xdist_groups.record_groups(session.config, session.items)
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hooks: absent when xdist is not installed or is off
+def pytest_configure_node(node: Any) -> None:
+    xdist_groups.configure_node(node)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    return xdist_groups.make_scheduler(config, log)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    xdist_groups.clean_up(config)
 
 
 @functools.cache
@@ -79,7 +116,7 @@ def _broker_starting(
         yield None
         return
     broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
-    _broker_logs.append(broker.log_path)
+    _keep_broker_log(request.config, broker.log_path)
     starting = broker.start_in_background()
     try:
         yield broker, starting
@@ -97,6 +134,7 @@ def _start_the_broker_early(_broker_starting: tuple[LocalKafka, BackgroundStart]
 
 @pytest.fixture(scope="session")
 def kafka_broker(
+    request: pytest.FixtureRequest,
     _broker_starting: tuple[LocalKafka, BackgroundStart] | None,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[LocalKafka | None]:
@@ -118,7 +156,7 @@ def kafka_broker(
         return
     # Asked for by a test the collection did not see as a Kafka test: started here and now.
     broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
-    _broker_logs.append(broker.log_path)
+    _keep_broker_log(request.config, broker.log_path)
     broker.start()
     try:
         yield broker
@@ -171,6 +209,22 @@ def checkpoint_dir(tmp_path: Path) -> Path:
     path = tmp_path / "checkpoint"
     path.mkdir()
     return path
+
+
+def _keep_broker_log(config: pytest.Config, log: Path) -> None:
+    """Remember a broker's log for the summary of a failing run; on an xdist worker it also
+    goes into the worker's output, which the controller (where the summary is written) reads
+    when the worker ends."""
+    _broker_logs.append(log)
+    worker_output = getattr(config, "workeroutput", None)
+    if worker_output is not None:
+        worker_output.setdefault("broker_logs", []).append(str(log))
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: absent when xdist is not installed or is off
+def pytest_testnodedown(node: Any, error: object) -> None:
+    worker_output = getattr(node, "workeroutput", None) or {}
+    _broker_logs.extend(Path(log) for log in worker_output.get("broker_logs", ()))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

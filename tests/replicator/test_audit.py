@@ -19,6 +19,7 @@ from sidecar_support import Raw, action_json, admin_client, binding, create_acls
 
 from replicator.contract.audit_event import EVENT_TYPE, audit_event_schema
 from replicator.server.audit import AuditEmitter, AuditSettings
+from replicator.server.audit import emitter as emitter_module
 from replicator.server.metrics import SidecarMetrics
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
@@ -70,24 +71,41 @@ def _allowed_by(grant: AclBinding) -> Decision:
     return Decision(AuthorizationResult.ALLOWED, DecisionRule.MATCHING_ACL, grant)
 
 
+class _SkewedClock:
+    """The emitter module's ``time``, with a monotonic clock a test moves forward at will."""
+
+    def __init__(self) -> None:
+        self.skew = 0.0
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.skew
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(time, name)
+
+
 @pytest.mark.unit
 def test_each_bindings_first_allow_of_a_usage_period_is_emitted_whatever_the_sample(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # An hour's period and a clock moved past it: however slow the machine, the three first
+    # requests fall in one period and the fourth in the next.
+    clock = _SkewedClock()
+    monkeypatch.setattr(emitter_module, "time", clock)
     b1 = binding(TOPIC, "a", "User:bob", READ)
     b2 = binding(TOPIC, "b", "User:bob", READ)
     actions = [Action(READ, TOPIC, n) for n in ("a", "a", "b", "c", "a")]
     decisions = [_allowed_by(b1), _allowed_by(b1), _allowed_by(b2), ALLOWED, _allowed_by(b1)]
     sink = EmbeddedChangeLog(tmp_path / "sink")
     emitter = AuditEmitter(
-        sink, tmp_path / "spool", AuditSettings(allow_sample_rate=0.0, usage_period_s=0.5)
+        sink, tmp_path / "spool", AuditSettings(allow_sample_rate=0.0, usage_period_s=3600)
     )
     for _ in range(3):  # three requests in one period: each binding once, the rule never
         emitter.record("User:bob", "h", actions, decisions, 7)
     assert emitter.flush(10)
     first = [e["data"]["resourceName"] for e in events_in(sink)]
     assert first == ["a", "b"]
-    time.sleep(0.6)  # the next period: used again, emitted again
+    clock.skew += 3600  # the next period: used again, emitted again
     emitter.record("User:bob", "h", actions[2:], decisions[2:], 8)
     assert emitter.flush(10)
     emitter.close()

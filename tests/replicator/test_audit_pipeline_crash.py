@@ -78,7 +78,7 @@ class AuditJob:
 
 
 def test_aggregates_equal_the_answered_decisions_across_node_and_job_kills(
-    request: pytest.FixtureRequest, tmp_path: Path
+    spark: Any, tmp_path: Path
 ) -> None:
     data_dir = tmp_path / "node"
     node = ServeProcess(data_dir, "--audit-allow-sample-rate", "0")
@@ -129,7 +129,6 @@ def test_aggregates_equal_the_answered_decisions_across_node_and_job_kills(
 
     answered = [name for b in bursts for name in b.answered]
     assert len(answered) >= BURST and len(set(answered)) == len(answered)
-    spark: Any = request.getfixturevalue("spark")
     from jobs.audit.job import table_path
 
     location = str(data_dir / "audit-table")
