@@ -34,6 +34,7 @@ import enum
 import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from store.acl import (
@@ -157,6 +158,11 @@ class _Region:
     witness_name: str
     before: list[AclBinding] = field(default_factory=list)
     after: list[AclBinding] = field(default_factory=list)
+    parent: str | None = None
+    """Of a literal region: the longest prefix in play above its name (``""``: the rest of
+    the names), whose region's bindings are the rest of this one's (see :func:`_join_plan`)."""
+    own: tuple[int, int] = (0, 0)
+    """How many of ``before`` and ``after`` (at their start) are the literal's own bindings."""
 
     @property
     def bindings(self) -> list[AclBinding]:
@@ -214,19 +220,140 @@ principal type, and the witness's principal and host (its region gives the rest)
 
 
 def _decide_regions(
-    before: AclState, after: AclState, regions: Iterable[_Region], *, folded: bool = False
+    before: AclState,
+    after: AclState,
+    regions: Iterable[_Region],
+    *,
+    folded: bool = False,
+    owns: Callable[[str], bool] | None = None,
 ) -> AccessDiff:
     """The diff over ``regions`` (each with the bindings of both states that apply to it);
-    ``folded``: :func:`compact` of it, without building the rows that fold away."""
-    cells = list(_cells(before, after, regions))
+    ``folded``: :func:`compact` of it, without building the rows that fold away (a literal
+    region's rows that fold into its parent's are not decided either: :func:`_join_plan`);
+    ``owns``: the keys of the regions decided here (None: every one)."""
     if folded:
-        keyed = [((cell[:7], region.resource_type), region.names) for region, cell in cells]
-        rows = [_delta(*cells[i], names) for i, names in _fold_names(keyed)]
+        rows = _folded_rows(_Context(before, after), regions, owns)
     else:
-        rows = [_delta(region, cell, region.names) for region, cell in cells]
+        rows = [_delta(region, cell, region.names) for region, cell in _cells(before, after, regions)]
     widened = tuple(r for r in rows if r.change is Change.WIDENED)
     narrowed = tuple(r for r in rows if r.change is Change.NARROWED)
     return AccessDiff(widened=widened, narrowed=narrowed)
+
+
+def _folded_rows(
+    context: _Context, regions: Iterable[_Region], owns: Callable[[str], bool] | None
+) -> list[AccessDelta]:
+    """The rows of ``regions``, folded as :func:`compact` folds them.
+
+    A literal region whose rows for a principal are its parent's (:func:`_join_plan`) would
+    fold each of them into the parent's row of the same key: the parent carves the literal
+    out directly (it is the longest prefix in play above it).  Such a fold only takes the
+    literal out of the row's ``except_names`` (a literal carves nothing out of its own), so
+    those rows are not decided: the parent's rows of that principal lose the literal from
+    their carve-outs instead, before the rest is folded as usual.  Whether another row merges
+    depends on the carve-outs of the prefixes between it and its parent and on its own name
+    only, neither of which changes, so the fold gives what it gives on every row.
+    """
+    cells: list[tuple[_Region, _Cell]] = []
+    joined: dict[tuple[ResourceType, str], list[tuple[str, AbstractSet[str]]]] = {}
+    above_of: dict[tuple[ResourceType, str], _Above | None] = {}
+    joining = not context.settings_changed
+    for region in regions:
+        parent, plan = region.parent, None
+        if joining and parent is not None and region.names.name != WILDCARD_RESOURCE and (
+            owns is None or owns(parent)
+        ):
+            at = (region.resource_type, parent)
+            above = above_of[at] if at in above_of else above_of.setdefault(at, _above(region))
+            if above is not None:
+                plan = _join_plan(region, above, context.super_both)
+        if plan is None:
+            cells.extend((region, cell) for cell in context.cells(region))
+            continue
+        explicit, changed = plan
+        joined.setdefault((region.resource_type, parent or ""), []).append((region.names.name, explicit))
+        if explicit:
+            cells.extend((region, cell) for cell in context.cells(region, explicit, changed))
+    carved: dict[tuple[ResourceType, str, str], NameSet] = {}
+    keyed: list[tuple[Hashable, NameSet]] = []
+    for region, cell in cells:
+        rt, names, principal = region.resource_type, region.names, cell[2]
+        literals = joined.get((rt, names.name)) if names.pattern_type is _PREFIXED else None
+        if literals and principal != ANY:
+            at3 = (rt, names.name, principal)
+            found = carved.get(at3)
+            if found is None:
+                gone = {name for name, explicit in literals if principal not in explicit}
+                kept = tuple(n for n in names.except_names if n not in gone)
+                found = carved[at3] = replace(names, except_names=kept) if gone else names
+            names = found
+        keyed.append(((cell[:7], rt), names))
+    return [_delta(*cells[i], names) for i, names in _fold_names(keyed)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Above:
+    """A parent region's bindings as its literals see them: what changed, whose requests
+    can flip there, its hosts (and ``*``), and the principals with a binding for one host."""
+
+    changed: frozenset[AclBinding]
+    principals: frozenset[str]
+    hosts: frozenset[str]
+    host_bound: frozenset[str]
+
+
+def _above(region: _Region) -> _Above | None:
+    """What a literal region inherits from its parent (its bindings after its own ones are
+    the parent region's: the patterns above the name); None where :func:`_join_plan` does
+    not hold (no ACL on one side, or a changed ``User:*`` binding)."""
+    own_before, own_after = region.own
+    above_before, above_after = region.before[own_before:], region.after[own_after:]
+    if not above_before or not above_after:
+        return None
+    changed = frozenset(above_before).symmetric_difference(above_after)
+    principals = frozenset(b.entry.principal for b in changed)
+    if WILDCARD_PRINCIPAL in principals:
+        return None
+    both = (*above_before, *above_after)
+    hosts = frozenset(b.entry.host for b in both) | {WILDCARD_HOST}
+    host_bound = frozenset(b.entry.principal for b in both if b.entry.host != WILDCARD_HOST)
+    return _Above(changed, principals, hosts, host_bound)
+
+
+def _join_plan(
+    region: _Region, above: _Above, super_both: AbstractSet[str]
+) -> tuple[AbstractSet[str], AbstractSet[AclBinding]] | None:
+    """Of a literal region: the principals whose rows must be decided (the others' rows are
+    its parent region's, with the literal's name), and its changed bindings; None: decide
+    every row.
+
+    The region's bindings are the literal's own and its parent's (``above``).  With the
+    same settings, ACLs on both sides of the parent, and no ``User:*`` among the changed
+    bindings or the literal's own: nobody's request for "any principal" flips in either
+    region, and a principal ``p`` that no own binding names sees the same bindings in both
+    (its own, ``User:*``'s), so it is decided alike on every host.  Its rows are then the
+    same in both when the hosts in play are (a host only the literal names decides as the
+    parent's fresh host does), or when no binding for one host applies to ``p`` (every host
+    decides alike, so a flip is a row for any host).  Proof by test:
+    ``tests/store/test_access_diff_joins.py`` against the rows decided one by one.
+    """
+    own_before, own_after = region.own
+    own = (*region.before[:own_before], *region.after[:own_after])
+    named = {b.entry.principal for b in own}
+    if WILDCARD_PRINCIPAL in named:
+        return None
+    own_changed = set(region.before[:own_before]).symmetric_difference(region.after[:own_after])
+    changed: AbstractSet[AclBinding] = above.changed
+    flip: AbstractSet[str] = above.principals
+    if own_changed:
+        changed = above.changed | own_changed
+        flip = above.principals | {b.entry.principal for b in own_changed}
+    explicit = flip & named
+    if any(b.entry.host not in above.hosts for b in own):
+        if WILDCARD_PRINCIPAL in above.host_bound:
+            return None
+        explicit |= above.principals & above.host_bound
+    return explicit - super_both, changed
 
 
 def _delta(region: _Region, cell: _Cell, names: NameSet) -> AccessDelta:
@@ -241,21 +368,46 @@ def _delta(region: _Region, cell: _Cell, names: NameSet) -> AccessDelta:
 
 def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Iterator[tuple[_Region, _Cell]]:
     """Each region's rows, as cells, in the order :func:`access_diff` gives them."""
-    configs = (before.config(), after.config())
-    settings_changed = _settings_changed(before, after)
-    super_changed = before.super_users ^ after.super_users
-    super_both = before.super_users & after.super_users
-    super_sorted = tuple(sorted(super_both))
+    context = _Context(before, after)
     for region in regions:
+        yield from ((region, cell) for cell in context.cells(region))
+
+
+class _Context:
+    """What every region's decisions share: the two configs and the super users."""
+
+    __slots__ = ("after", "before", "configs", "settings_changed", "super_both", "super_changed",
+                 "super_sorted")  # fmt: skip
+
+    def __init__(self, before: AclState, after: AclState) -> None:
+        self.before, self.after = before, after
+        self.configs = (before.config(), after.config())
+        self.settings_changed = _settings_changed(before, after)
+        self.super_changed = before.super_users ^ after.super_users
+        self.super_both = before.super_users & after.super_users
+        self.super_sorted = tuple(sorted(self.super_both))
+
+    def cells(
+        self,
+        region: _Region,
+        only: AbstractSet[str] | None = None,
+        changed: AbstractSet[AclBinding] | None = None,
+    ) -> Iterator[_Cell]:
+        """The region's rows as cells; ``only``: just the rows of these principals (named
+        ones; a caller passes it only where no row is for "any principal"); ``changed``: the
+        region's changed bindings, when the caller knows them already."""
+        configs, settings_changed = self.configs, self.settings_changed
+        super_both = self.super_both
         in_before, in_after = region.before, region.after
-        changed = set(in_before) ^ set(in_after)
+        if changed is None:
+            changed = set(in_before) ^ set(in_after)
         if not settings_changed and not changed:
-            continue
+            return
         masks = (_masks(in_before), _masks(in_after))
         both = (*in_before, *in_after)
-        principals = sorted({b.entry.principal for b in both} | super_changed)
+        principals = sorted({b.entry.principal for b in both} | self.super_changed)
         hosts = sorted({b.entry.host for b in both} - {WILDCARD_HOST})
-        fresh_principals = _fresh_principals(principals, before, after)
+        fresh_principals = _fresh_principals(principals, self.before, self.after)
         fresh_host = _fresh(hosts, lambda i: f"192.0.2.{i + 1}")
         # With the same settings and ACLs present on both sides, only a request that some
         # changed binding matches (its principal or User:*, its host or *) can flip: the
@@ -268,7 +420,9 @@ def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Ite
         has_before, has_after = bool(in_before), bool(in_after)
         all_hosts = [*hosts, fresh_host]
         # the order of the cells does not matter: the rows follow the principals and hosts
-        asked = [*principals, *fresh_principals] if any_principal else flip_principals
+        asked: Iterable[str] = [*principals, *fresh_principals] if any_principal else flip_principals
+        if only is not None:
+            asked = [p for p in asked if p in only]
         asked_hosts = all_hosts if any_host else [h for h in all_hosts if h in flip_hosts]
         allowed: dict[tuple[str, str], tuple[int, int]] = {}
         flipped = 0
@@ -282,8 +436,8 @@ def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Ite
                     allowed[principal, host] = (was, now)
                     flipped |= was ^ now
         if not allowed:
-            continue
-        folding = _Folding(principals, fresh_principals, hosts, fresh_host, super_sorted)
+            return
+        folding = _Folding(principals, fresh_principals, hosts, fresh_host, self.super_sorted)
         for op in checked_operations(region.resource_type):
             bit = 1 << int(op)
             if not flipped & bit:
@@ -294,7 +448,7 @@ def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Ite
                 if (was ^ now) & bit
             }
             if flips:
-                yield from ((region, cell) for cell in folding.cells(op, flips))
+                yield from folding.cells(op, flips)
 
 
 _EVERY_OPERATION = (1 << (max(AclOperation) + 1)) - 1
@@ -483,7 +637,7 @@ def partial_diff(
     literals = sorted({n for pt, n in patterns if pt is PatternType.LITERAL})
     prefixes = sorted({n for pt, n in patterns if pt is PatternType.PREFIXED})
     regions = _regions_of_type(resource_type, patterns, literals, prefixes, None, owns)
-    return _decide_regions(before, after, regions, folded=folded)
+    return _decide_regions(before, after, regions, folded=folded, owns=owns)
 
 
 class _NameSet:
@@ -561,7 +715,14 @@ def _regions_of_type(
 
     def literal_region(name: str) -> _Region:
         before, after = matching(name)
-        return _Region(resource_type, NameSet(PatternType.LITERAL, name), name, before, after)
+        own = by_pattern.get((PatternType.LITERAL, name), empty)
+        parent = ""  # the longest prefix in play above the name, else the rest region's
+        for length in reversed(lengths):
+            if length <= len(name) and name[:length] in prefix_set:
+                parent = name[:length]
+                break
+        names = NameSet(PatternType.LITERAL, name)
+        return _Region(resource_type, names, name, before, after, parent, (len(own[0]), len(own[1])))
 
     def prefix_region(prefix: str) -> _Region:
         lo, hi = _under(literals, prefix)
