@@ -142,7 +142,7 @@ def decide_batches(
 
 
 def changed_keys(
-    before: AclState, after: AclState, depth: int
+    before: AclState, after: AclState, depth: int, changed: frozenset[AclBinding] | None = None
 ) -> tuple[set[tuple[int, str]], set[int]] | None:
     """The partition keys whose regions can differ, and the types whose short-keyed regions
     can; None for every key and type.
@@ -151,16 +151,17 @@ def changed_keys(
     changed: one keyed in its partition, or a short one (which applies across its type).  So
     only the partitions of the changed bindings' keys are decided, and every partition of a
     type with a changed short binding; the others hold no row (a downgrade: only partitions
-    with a binding the older reader ignores).
+    with a binding the older reader ignores).  ``changed``: ``before ^ after``, if known.
     """
     if (before.super_users, before.allow_everyone_if_no_acl_found) != (
         after.super_users, after.allow_everyone_if_no_acl_found
     ):  # fmt: skip
         return None
-    changed = before.bindings ^ after.bindings
+    if changed is None:
+        changed = before.bindings ^ after.bindings
     every_type = {int(b.resource_type) for b in changed if is_short(b, depth)}
     keys = {(int(b.resource_type), b.name[:depth]) for b in changed if not is_short(b, depth)}
-    for state in (before, after):
+    for state in (before, after) if every_type else ():
         keys.update(
             (int(b.resource_type), b.name[:depth])
             for b in state.bindings
@@ -176,26 +177,32 @@ def binding_columns(
     the states it is in; only the keys in ``wanted`` (None: every key)."""
     columns: dict[str, list[Any]] = {name: [] for name in BINDING_COLUMNS}
     appends = [columns[name].append for name in BINDING_COLUMNS]
-    rt_code, stem_of, states_of, *field_of = appends
-    changed = before.bindings ^ after.bindings
-    for side, bindings in ((BEFORE, before.bindings), (AFTER, after.bindings)):
+    rt_code, stem_of, states_of, name_of, pattern_of, principal_of, host_of, op_of, perm_of = appends
+    codes = {t: int(t) for t in ResourceType}
+    wildcard, literal = WILDCARD_RESOURCE, PatternType.LITERAL
+    # set algebra on the states (each binding's hash is stored in the set, not computed again)
+    for states, bindings in (
+        (BEFORE | AFTER, before.bindings & after.bindings),
+        (BEFORE, before.bindings - after.bindings),
+        (AFTER, after.bindings - before.bindings),
+    ):
         for b in bindings:
-            if b not in changed:
-                if side == AFTER:
-                    continue  # in both states: shipped with the first
-                states = BEFORE | AFTER
-            else:
-                states = side
-            if is_short(b, depth):
+            pattern, entry = b.pattern, b.entry
+            name = pattern.name
+            if len(name) < depth or (name == wildcard and pattern.pattern_type is literal):
+                continue  # short (:func:`is_short`): shipped with the job
+            code, stem = codes[pattern.resource_type], name[:depth]
+            if wanted is not None and (code, stem) not in wanted:
                 continue
-            key = (int(b.resource_type), b.name[:depth])
-            if wanted is not None and key not in wanted:
-                continue
-            rt_code(key[0])
-            stem_of(key[1])
+            rt_code(code)
+            stem_of(stem)
             states_of(states)
-            for append, value in zip(field_of, b.fields()[1:], strict=True):
-                append(value)
+            name_of(name)
+            pattern_of(pattern.pattern_type._name_)
+            principal_of(entry.principal)
+            host_of(entry.host)
+            op_of(entry.operation._name_)
+            perm_of(entry.permission_type._name_)
     return columns
 
 
@@ -216,11 +223,12 @@ def distributed_access_diff(
     settings = (AclState(frozenset(), before.super_users, before.allow_everyone_if_no_acl_found),
                 AclState(frozenset(), after.super_users, after.allow_everyone_if_no_acl_found))  # fmt: skip
     short: dict[int, list[Sided]] = {}
-    for b in before.bindings | after.bindings:
-        if is_short(b, depth):
-            states = (BEFORE if b in before.bindings else 0) | (AFTER if b in after.bindings else 0)
-            short.setdefault(int(b.resource_type), []).append((states, b.fields()))
-    changed = changed_keys(before, after, depth)
+    short_before = {b for b in before.bindings if is_short(b, depth)}
+    short_after = {b for b in after.bindings if is_short(b, depth)}
+    for b in short_before | short_after:
+        states = (BEFORE if b in short_before else 0) | (AFTER if b in short_after else 0)
+        short.setdefault(int(b.resource_type), []).append((states, b.fields()))
+    changed = changed_keys(before, after, depth, before.bindings ^ after.bindings)
     wanted, short_types = (None, None) if changed is None else changed
     columns = binding_columns(before, after, depth, wanted)
     rows: list[AccessDelta] = []

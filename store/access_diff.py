@@ -1026,10 +1026,12 @@ def older_reader_state(state: AclState, reader_version: int) -> tuple[AclState, 
     """
     from store.events import CONFIG_EVENT_MIN_READER_VERSION
 
-    kept = frozenset(
-        b for b in state.bindings if binding_min_reader_version(b) <= reader_version
+    # the few dropped ones hashed, the rest kept by set difference (no binding hashed again)
+    dropped = frozenset(
+        b for b in state.bindings if binding_min_reader_version(b) > reader_version
     )
-    stopping = len(state.bindings) - len(kept)
+    kept = state.bindings - dropped
+    stopping = len(dropped)
     if reader_version < CONFIG_EVENT_MIN_READER_VERSION:
         return AclState(kept), stopping
     return AclState(kept, state.super_users, state.allow_everyone_if_no_acl_found), stopping
