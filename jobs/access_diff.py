@@ -29,8 +29,24 @@ import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
-from store.access_diff import AccessDelta, AccessDiff, AclState, Change, compact, partial_diff
-from store.acl import WILDCARD_RESOURCE, AclBinding, PatternType, ResourceType, parse_fields
+from store.access_diff import (
+    AccessDelta,
+    AccessDiff,
+    AclState,
+    Change,
+    NameSet,
+    Request,
+    compact,
+    partial_diff,
+)
+from store.acl import (
+    WILDCARD_RESOURCE,
+    AclBinding,
+    AclOperation,
+    PatternType,
+    ResourceType,
+    parse_fields,
+)
 
 Fields = tuple[str, str, str, str, str, str, str]
 Sided = tuple[int, Fields]
@@ -44,7 +60,45 @@ CONCRETE_TYPES = tuple(t for t in ResourceType if t not in (ResourceType.ANY, Re
 BINDING_COLUMNS: Final = ("resourceType", "stem", "states", "name", "patternType", "principal",
                           "host", "operation", "permissionType")  # fmt: skip
 ROWS_SCHEMA: Final = "rows BINARY"
-"""One cell per partition: its rows, pickled (the rows are the engine's frozen dataclasses)."""
+"""One cell per partition: its rows, pickled as plain tuples (:func:`row_tuple`)."""
+
+RowTuple = tuple[Any, ...]
+
+
+def row_tuple(row: AccessDelta) -> RowTuple:
+    """A row as plain values: unpickling a frozen slotted dataclass costs a ``fields()``
+    walk per object, tens of times a tuple's cost, and a partition sends back thousands."""
+    names, witness = row.names, row.witness
+    return (
+        row.change is Change.WIDENED, int(row.resource_type), int(names.pattern_type), names.name,
+        names.except_names, names.except_prefixes, int(row.operation), row.principal, row.host,
+        witness.principal, witness.host, int(witness.operation), int(witness.resource_type),
+        witness.resource_name, row.principal_except, row.host_except, row.principal_type,
+    )  # fmt: skip
+
+
+class _Rows:
+    """:func:`row_tuple`'s tuples back to rows, each distinct name set built once."""
+
+    def __init__(self) -> None:
+        self.names: dict[tuple[Any, ...], NameSet] = {}
+        self.types = {int(t): t for t in ResourceType}
+        self.patterns = {int(t): t for t in PatternType}
+        self.operations = {int(o): o for o in AclOperation}
+
+    def row(self, t: RowTuple) -> AccessDelta:
+        (widened, rt, pt, name, except_names, except_prefixes, op, principal, host, w_principal,
+         w_host, w_op, w_rt, w_name, p_except, h_except, kind) = t  # fmt: skip
+        key = (rt, pt, name, except_names, except_prefixes)
+        names = self.names.get(key)
+        if names is None:
+            names = self.names[key] = NameSet(self.patterns[pt], name, except_names, except_prefixes)
+        witness = Request(w_principal, w_host, self.operations[w_op], self.types[w_rt], w_name)
+        return AccessDelta(
+            change=Change.WIDENED if widened else Change.NARROWED, resource_type=self.types[rt],
+            names=names, operation=self.operations[op], principal=principal, host=host,
+            witness=witness, principal_except=p_except, host_except=h_except, principal_type=kind,
+        )  # fmt: skip
 
 
 def is_short(binding: AclBinding, depth: int) -> bool:
@@ -136,7 +190,8 @@ def decide_batches(
         finally:
             if collecting:
                 gc.enable()
-        yield pa.RecordBatch.from_pydict({"rows": [pickle.dumps(rows)]}, pa.schema([("rows", pa.binary())]))
+        cell = pickle.dumps([row_tuple(row) for row in rows])
+        yield pa.RecordBatch.from_pydict({"rows": [cell]}, pa.schema([("rows", pa.binary())]))
 
     return run
 
@@ -223,8 +278,7 @@ def distributed_access_diff(
     settings = (AclState(frozenset(), before.super_users, before.allow_everyone_if_no_acl_found),
                 AclState(frozenset(), after.super_users, after.allow_everyone_if_no_acl_found))  # fmt: skip
     short: dict[int, list[Sided]] = {}
-    short_before = {b for b in before.bindings if is_short(b, depth)}
-    short_after = {b for b in after.bindings if is_short(b, depth)}
+    short_before, short_after = _short_ones(before.bindings, depth), _short_ones(after.bindings, depth)
     for b in short_before | short_after:
         states = (BEFORE if b in short_before else 0) | (AFTER if b in short_after else 0)
         short.setdefault(int(b.resource_type), []).append((states, b.fields()))
@@ -238,14 +292,29 @@ def distributed_access_diff(
         table = pa.table({"resourceType": types, "states": states, **columns}).select(list(BINDING_COLUMNS))
         frame = spark.createDataFrame(table).repartition(partitions, "resourceType", "stem")
         cells = frame.mapInArrow(decide_batches(short, settings, folded), ROWS_SCHEMA).collect()
+        decoded = _Rows()
         for cell in cells:
-            rows.extend(pickle.loads(cell["rows"]))
-    rows.extend(_short_keyed(before, after, depth, short, settings, short_types, folded))
+            rows.extend(map(decoded.row, pickle.loads(cell["rows"])))
+    short_rows = _short_keyed(before, after, depth, short, settings, short_types, folded)
+    rows.extend(short_rows)
     diff = AccessDiff(
         widened=tuple(r for r in rows if r.change is Change.WIDENED),
         narrowed=tuple(r for r in rows if r.change is Change.NARROWED),
     )
-    return compact(diff) if folded else diff
+    # A row folds only into its parent prefix's, which is keyed in the same partition unless
+    # it is shorter than ``depth`` (decided here, on the driver): with no such row, the
+    # partitions' rows (each partition folded) fold no further.
+    return compact(diff) if folded and short_rows else diff
+
+
+def _short_ones(bindings: Iterable[AclBinding], depth: int) -> set[AclBinding]:
+    """:func:`is_short`'s bindings, the test inlined (it runs for every binding)."""
+    literal = PatternType.LITERAL
+    return {
+        b for b in bindings
+        if len(b.pattern.name) < depth
+        or (b.pattern.name == WILDCARD_RESOURCE and b.pattern.pattern_type is literal)
+    }  # fmt: skip
 
 
 def _short_keyed(

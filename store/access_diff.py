@@ -996,23 +996,30 @@ def _merged(parent: NameSet, children: Sequence[NameSet]) -> NameSet:
     if not children:
         return parent
     literals = {c.name for c in children if c.pattern_type is not _PREFIXED}
-    stems = {c.name for c in children if c.pattern_type is _PREFIXED}
-    stem_lengths = sorted({len(s) for s in stems})
-
-    def under_a_stem(name: str) -> bool:
-        return any(name[:k] in stems for k in stem_lengths if k <= len(name))
-
+    stems = [c.name for c in children if c.pattern_type is _PREFIXED]
     if not stems:
         names = tuple(n for n in parent.except_names if n not in literals)
         return replace(parent, except_names=names)
-    kept_names = [n for n in parent.except_names if n not in literals and not under_a_stem(n)]
-    kept_prefixes = [p for p in parent.except_prefixes if not under_a_stem(p)]
+    kept_names = [n for n in _outside(parent.except_names, stems) if n not in literals]
+    kept_prefixes = _outside(parent.except_prefixes, stems)
     for child in children:
         if child.pattern_type is _PREFIXED:
             kept_names.extend(child.except_names)
             kept_prefixes.extend(child.except_prefixes)
     return replace(parent, except_names=tuple(sorted(kept_names)),
                    except_prefixes=tuple(sorted(kept_prefixes)))  # fmt: skip
+
+
+def _outside(names: Sequence[str], stems: Iterable[str]) -> list[str]:
+    """The sorted ``names`` that start with none of the ``stems`` (which do not nest, so the
+    names under each are a run of their own)."""
+    kept: list[str] = []
+    at = 0
+    for lo, hi in sorted(_under(names, stem) for stem in stems):
+        kept.extend(names[at:lo])
+        at = hi
+    kept.extend(names[at:])
+    return kept
 
 
 def older_reader_state(state: AclState, reader_version: int) -> tuple[AclState, int]:
