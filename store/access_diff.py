@@ -159,10 +159,10 @@ class _Region:
     before: list[AclBinding] = field(default_factory=list)
     after: list[AclBinding] = field(default_factory=list)
     parent: str | None = None
-    """Of a literal region: the longest prefix in play above its name (``""``: the rest of
-    the names), whose region's bindings are the rest of this one's (see :func:`_join_plan`)."""
+    """The longest prefix in play above the region's pattern (``""``: the rest of the
+    names), whose region's bindings are the rest of this one's (see :func:`_join_plan`)."""
     own: tuple[int, int] = (0, 0)
-    """How many of ``before`` and ``after`` (at their start) are the literal's own bindings."""
+    """How many of ``before`` and ``after`` (at their start) are the pattern's own bindings."""
 
     @property
     def bindings(self) -> list[AclBinding]:
@@ -245,17 +245,18 @@ def _folded_rows(
 ) -> list[AccessDelta]:
     """The rows of ``regions``, folded as :func:`compact` folds them.
 
-    A literal region whose rows for a principal are its parent's (:func:`_join_plan`) would
-    fold each of them into the parent's row of the same key: the parent carves the literal
-    out directly (it is the longest prefix in play above it).  Such a fold only takes the
-    literal out of the row's ``except_names`` (a literal carves nothing out of its own), so
-    those rows are not decided: the parent's rows of that principal lose the literal from
-    their carve-outs instead, before the rest is folded as usual.  Whether another row merges
-    depends on the carve-outs of the prefixes between it and its parent and on its own name
-    only, neither of which changes, so the fold gives what it gives on every row.
+    A region whose rows for a principal are its parent's (:func:`_join_plan`) would fold each
+    of them into the parent's row of the same key: the parent carves it out directly (it is
+    the longest prefix in play above it).  When the same holds for every region under it
+    (the region is *absorbed* for that principal), the whole subtree folds into the parent's
+    rows: those rows are not decided, and the parent's rows of that principal lose the
+    subtree from their carve-outs instead, before the rest is folded as usual.  Whether
+    another row merges depends only on its own name and on the carve-outs between it and its
+    parent (none of them in an absorbed subtree), so the fold gives what it gives on every
+    row.  A region decided alike but with a descendant that is not absorbed is decided for
+    that principal, and folds as usual.
     """
-    cells: list[tuple[_Region, _Cell]] = []
-    joined: dict[tuple[ResourceType, str], list[tuple[str, AbstractSet[str]]]] = {}
+    plans: list[tuple[_Region, AbstractSet[str] | None, AbstractSet[AclBinding] | None]] = []
     above_of: dict[tuple[ResourceType, str], _Above | None] = {}
     joining = not context.settings_changed
     for region in regions:
@@ -267,28 +268,70 @@ def _folded_rows(
             above = above_of[at] if at in above_of else above_of.setdefault(at, _above(region))
             if above is not None:
                 plan = _join_plan(region, above, context.super_both)
-        if plan is None:
+        plans.append((region, *plan) if plan is not None else (region, None, None))
+    # the principals decided under each region: its own, and every descendant's (None: all)
+    blocked: dict[tuple[ResourceType, str], AbstractSet[str] | None] = {}
+    children: dict[tuple[ResourceType, str], list[tuple[NameSet, AbstractSet[str]]]] = {}
+    decide: list[tuple[_Region, AbstractSet[str] | None, AbstractSet[AclBinding] | None]] = []
+    # longer names first, a literal before the prefix of the same name (its parent)
+    def deepest_first(plan: tuple[_Region, object, object]) -> tuple[int, bool]:
+        return -len(plan[0].names.name), plan[0].names.pattern_type is _PREFIXED
+
+    # how many regions under each prefix are decided here: with one elsewhere (another
+    # partition's), the prefix is absorbed for nobody
+    here: dict[tuple[ResourceType, str], int] = {}
+    for region, explicit, changed in sorted(plans, key=deepest_first):
+        rt, names = region.resource_type, region.names
+        below: AbstractSet[str] | None = frozenset()
+        if names.pattern_type is _PREFIXED:
+            below = blocked.get((rt, names.name), frozenset())
+            if here.get((rt, names.name), 0) != len(names.except_names) + len(names.except_prefixes):
+                below = None
+        mine = None if explicit is None or below is None else (explicit | below if below else explicit)
+        if names.pattern_type is _PREFIXED:
+            blocked[rt, names.name] = mine
+        if region.parent is not None:
+            at = (rt, region.parent)
+            here[at] = here.get(at, 0) + 1 + here.get((rt, names.name), 0) * (names.pattern_type is _PREFIXED)
+            if mine is not None:
+                children.setdefault(at, []).append((names, mine))
+            up = blocked.get(at, frozenset())
+            if up is not None:
+                blocked[at] = None if mine is None else (up | mine if mine else up)
+        decide.append((region, mine, changed))  # None: every principal (the fold needs them)
+    cells: list[tuple[_Region, _Cell]] = []
+    for region, only, changed in decide:
+        if only is None or changed is None:
             cells.extend((region, cell) for cell in context.cells(region))
-            continue
-        explicit, changed = plan
-        joined.setdefault((region.resource_type, parent or ""), []).append((region.names.name, explicit))
-        if explicit:
-            cells.extend((region, cell) for cell in context.cells(region, explicit, changed))
+        elif only:
+            cells.extend((region, cell) for cell in context.cells(region, only, changed))
     carved: dict[tuple[ResourceType, str, str], NameSet] = {}
     keyed: list[tuple[Hashable, NameSet]] = []
     for region, cell in cells:
         rt, names, principal = region.resource_type, region.names, cell[2]
-        literals = joined.get((rt, names.name)) if names.pattern_type is _PREFIXED else None
-        if literals and principal != ANY:
+        under = children.get((rt, names.name)) if names.pattern_type is _PREFIXED else None
+        if under and principal != ANY:
             at3 = (rt, names.name, principal)
             found = carved.get(at3)
             if found is None:
-                gone = {name for name, explicit in literals if principal not in explicit}
-                kept = tuple(n for n in names.except_names if n not in gone)
-                found = carved[at3] = replace(names, except_names=kept) if gone else names
+                found = carved[at3] = _absorbing(names, under, principal)
             names = found
         keyed.append(((cell[:7], rt), names))
     return [_delta(*cells[i], names) for i, names in _fold_names(keyed)]
+
+
+def _absorbing(
+    names: NameSet, children: Sequence[tuple[NameSet, AbstractSet[str]]], principal: str
+) -> NameSet:
+    """A parent's name set with the children absorbed for ``principal`` (and all under them)
+    no longer carved out."""
+    literals = {c.name for c, below in children if c.pattern_type is not _PREFIXED and principal not in below}
+    stems = [c.name for c, below in children if c.pattern_type is _PREFIXED and principal not in below]
+    if not literals and not stems:
+        return names
+    kept = [n for n in _outside(names.except_names, stems) if n not in literals]
+    prefixes = _outside(names.except_prefixes, stems) if stems else names.except_prefixes
+    return replace(names, except_names=tuple(kept), except_prefixes=tuple(prefixes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,9 +346,9 @@ class _Above:
 
 
 def _above(region: _Region) -> _Above | None:
-    """What a literal region inherits from its parent (its bindings after its own ones are
-    the parent region's: the patterns above the name); None where :func:`_join_plan` does
-    not hold (no ACL on one side, or a changed ``User:*`` binding)."""
+    """What a region inherits from its parent (its bindings after its own ones are the
+    parent region's: the patterns above its pattern); None where :func:`_join_plan` does not
+    hold (no ACL on one side, or a changed ``User:*`` binding)."""
     own_before, own_after = region.own
     above_before, above_after = region.before[own_before:], region.after[own_after:]
     if not above_before or not above_after:
@@ -323,11 +366,12 @@ def _above(region: _Region) -> _Above | None:
 def _join_plan(
     region: _Region, above: _Above, super_both: AbstractSet[str]
 ) -> tuple[AbstractSet[str], AbstractSet[AclBinding]] | None:
-    """Of a literal region: the principals whose rows must be decided (the others' rows are
-    its parent region's, with the literal's name), and its changed bindings; None: decide
-    every row.
+    """The principals whose rows in ``region`` must be decided (the others' rows are its
+    parent region's, with its names), and its changed bindings; None: decide every row.
 
-    The region's bindings are the literal's own and its parent's (``above``).  With the
+    The region's bindings are its pattern's own and its parent's (``above``): the parent is
+    the longest prefix in play above the pattern (a literal's name, a prefix), so every
+    other pattern in play that applies to the region's names applies to the parent's.  With the
     same settings, ACLs on both sides of the parent, and no ``User:*`` among the changed
     bindings or the literal's own: nobody's request for "any principal" flips in either
     region, and a principal ``p`` that no own binding names sees the same bindings in both
@@ -731,7 +775,20 @@ def _regions_of_type(
         names = NameSet(PatternType.PREFIXED, prefix, tuple(literals[lo:hi]), carved_prefixes)
         witness = _name_in(names, literal_set)
         before, after = matching(witness)
-        return _Region(resource_type, names, witness, before, after)
+        own = by_pattern.get((PatternType.PREFIXED, prefix), empty) if prefix in prefix_set else empty
+        # the prefix's own bindings were met last (the longest prefix of the witness): first
+        if own[0]:
+            before = [*before[-len(own[0]):], *before[:-len(own[0])]]
+        if own[1]:
+            after = [*after[-len(own[1]):], *after[:-len(own[1])]]
+        parent = None
+        if prefix:
+            parent = ""  # the longest shorter prefix in play, else the rest region's
+            for length in reversed(lengths):
+                if length < len(prefix) and prefix[:length] in prefix_set:
+                    parent = prefix[:length]
+                    break
+        return _Region(resource_type, names, witness, before, after, parent, (len(own[0]), len(own[1])))
 
     roots = ["", *prefixes] if "" not in prefix_set else list(prefixes)
     if focus is None or (WILDCARD_RESOURCE in focus and WILDCARD_RESOURCE in literal_set):
