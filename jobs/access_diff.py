@@ -226,10 +226,15 @@ def changed_keys(
 
 
 def binding_columns(
-    before: AclState, after: AclState, depth: int, wanted: set[tuple[int, str]] | None
+    before: AclState,
+    after: AclState,
+    depth: int,
+    wanted: set[tuple[int, str]] | None,
+    short: dict[int, list[Sided]] | None = None,
 ) -> dict[str, list[Any]]:
     """The keyed bindings of both states as :data:`BINDING_COLUMNS`, each binding once with
-    the states it is in; only the keys in ``wanted`` (None: every key)."""
+    the states it is in; only the keys in ``wanted`` (None: every key).  ``short``: collects
+    the short bindings (:func:`is_short`) by type code, with their states, on the same walk."""
     columns: dict[str, list[Any]] = {name: [] for name in BINDING_COLUMNS}
     appends = [columns[name].append for name in BINDING_COLUMNS]
     rt_code, stem_of, states_of, name_of, pattern_of, principal_of, host_of, op_of, perm_of = appends
@@ -245,7 +250,9 @@ def binding_columns(
             pattern, entry = b.pattern, b.entry
             name = pattern.name
             if len(name) < depth or (name == wildcard and pattern.pattern_type is literal):
-                continue  # short (:func:`is_short`): shipped with the job
+                if short is not None:  # short (:func:`is_short`): shipped with the job
+                    short.setdefault(codes[pattern.resource_type], []).append((states, b.fields()))
+                continue
             code, stem = codes[pattern.resource_type], name[:depth]
             if wanted is not None and (code, stem) not in wanted:
                 continue
@@ -278,13 +285,9 @@ def distributed_access_diff(
     settings = (AclState(frozenset(), before.super_users, before.allow_everyone_if_no_acl_found),
                 AclState(frozenset(), after.super_users, after.allow_everyone_if_no_acl_found))  # fmt: skip
     short: dict[int, list[Sided]] = {}
-    short_before, short_after = _short_ones(before.bindings, depth), _short_ones(after.bindings, depth)
-    for b in short_before | short_after:
-        states = (BEFORE if b in short_before else 0) | (AFTER if b in short_after else 0)
-        short.setdefault(int(b.resource_type), []).append((states, b.fields()))
     changed = changed_keys(before, after, depth, before.bindings ^ after.bindings)
     wanted, short_types = (None, None) if changed is None else changed
-    columns = binding_columns(before, after, depth, wanted)
+    columns = binding_columns(before, after, depth, wanted, short)
     rows: list[AccessDelta] = []
     if columns["stem"]:
         types = pa.array(columns.pop("resourceType"), pa.int32())
@@ -305,16 +308,6 @@ def distributed_access_diff(
     # it is shorter than ``depth`` (decided here, on the driver): with no such row, the
     # partitions' rows (each partition folded) fold no further.
     return compact(diff) if folded and short_rows else diff
-
-
-def _short_ones(bindings: Iterable[AclBinding], depth: int) -> set[AclBinding]:
-    """:func:`is_short`'s bindings, the test inlined (it runs for every binding)."""
-    literal = PatternType.LITERAL
-    return {
-        b for b in bindings
-        if len(b.pattern.name) < depth
-        or (b.pattern.name == WILDCARD_RESOURCE and b.pattern.pattern_type is literal)
-    }  # fmt: skip
 
 
 def _short_keyed(
