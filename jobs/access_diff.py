@@ -29,8 +29,24 @@ import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
-from store.access_diff import AccessDelta, AccessDiff, AclState, Change, compact, partial_diff
-from store.acl import WILDCARD_RESOURCE, AclBinding, PatternType, ResourceType, parse_fields
+from store.access_diff import (
+    AccessDelta,
+    AccessDiff,
+    AclState,
+    Change,
+    NameSet,
+    Request,
+    compact,
+    partial_diff,
+)
+from store.acl import (
+    WILDCARD_RESOURCE,
+    AclBinding,
+    AclOperation,
+    PatternType,
+    ResourceType,
+    parse_fields,
+)
 
 Fields = tuple[str, str, str, str, str, str, str]
 Sided = tuple[int, Fields]
@@ -44,7 +60,45 @@ CONCRETE_TYPES = tuple(t for t in ResourceType if t not in (ResourceType.ANY, Re
 BINDING_COLUMNS: Final = ("resourceType", "stem", "states", "name", "patternType", "principal",
                           "host", "operation", "permissionType")  # fmt: skip
 ROWS_SCHEMA: Final = "rows BINARY"
-"""One cell per partition: its rows, pickled (the rows are the engine's frozen dataclasses)."""
+"""One cell per partition: its rows, pickled as plain tuples (:func:`row_tuple`)."""
+
+RowTuple = tuple[Any, ...]
+
+
+def row_tuple(row: AccessDelta) -> RowTuple:
+    """A row as plain values: unpickling a frozen slotted dataclass costs a ``fields()``
+    walk per object, tens of times a tuple's cost, and a partition sends back thousands."""
+    names, witness = row.names, row.witness
+    return (
+        row.change is Change.WIDENED, int(row.resource_type), int(names.pattern_type), names.name,
+        names.except_names, names.except_prefixes, int(row.operation), row.principal, row.host,
+        witness.principal, witness.host, int(witness.operation), int(witness.resource_type),
+        witness.resource_name, row.principal_except, row.host_except, row.principal_type,
+    )  # fmt: skip
+
+
+class _Rows:
+    """:func:`row_tuple`'s tuples back to rows, each distinct name set built once."""
+
+    def __init__(self) -> None:
+        self.names: dict[tuple[Any, ...], NameSet] = {}
+        self.types = {int(t): t for t in ResourceType}
+        self.patterns = {int(t): t for t in PatternType}
+        self.operations = {int(o): o for o in AclOperation}
+
+    def row(self, t: RowTuple) -> AccessDelta:
+        (widened, rt, pt, name, except_names, except_prefixes, op, principal, host, w_principal,
+         w_host, w_op, w_rt, w_name, p_except, h_except, kind) = t  # fmt: skip
+        key = (rt, pt, name, except_names, except_prefixes)
+        names = self.names.get(key)
+        if names is None:
+            names = self.names[key] = NameSet(self.patterns[pt], name, except_names, except_prefixes)
+        witness = Request(w_principal, w_host, self.operations[w_op], self.types[w_rt], w_name)
+        return AccessDelta(
+            change=Change.WIDENED if widened else Change.NARROWED, resource_type=self.types[rt],
+            names=names, operation=self.operations[op], principal=principal, host=host,
+            witness=witness, principal_except=p_except, host_except=h_except, principal_type=kind,
+        )  # fmt: skip
 
 
 def is_short(binding: AclBinding, depth: int) -> bool:
@@ -136,13 +190,14 @@ def decide_batches(
         finally:
             if collecting:
                 gc.enable()
-        yield pa.RecordBatch.from_pydict({"rows": [pickle.dumps(rows)]}, pa.schema([("rows", pa.binary())]))
+        cell = pickle.dumps([row_tuple(row) for row in rows])
+        yield pa.RecordBatch.from_pydict({"rows": [cell]}, pa.schema([("rows", pa.binary())]))
 
     return run
 
 
 def changed_keys(
-    before: AclState, after: AclState, depth: int
+    before: AclState, after: AclState, depth: int, changed: frozenset[AclBinding] | None = None
 ) -> tuple[set[tuple[int, str]], set[int]] | None:
     """The partition keys whose regions can differ, and the types whose short-keyed regions
     can; None for every key and type.
@@ -151,16 +206,17 @@ def changed_keys(
     changed: one keyed in its partition, or a short one (which applies across its type).  So
     only the partitions of the changed bindings' keys are decided, and every partition of a
     type with a changed short binding; the others hold no row (a downgrade: only partitions
-    with a binding the older reader ignores).
+    with a binding the older reader ignores).  ``changed``: ``before ^ after``, if known.
     """
     if (before.super_users, before.allow_everyone_if_no_acl_found) != (
         after.super_users, after.allow_everyone_if_no_acl_found
     ):  # fmt: skip
         return None
-    changed = before.bindings ^ after.bindings
+    if changed is None:
+        changed = before.bindings ^ after.bindings
     every_type = {int(b.resource_type) for b in changed if is_short(b, depth)}
     keys = {(int(b.resource_type), b.name[:depth]) for b in changed if not is_short(b, depth)}
-    for state in (before, after):
+    for state in (before, after) if every_type else ():
         keys.update(
             (int(b.resource_type), b.name[:depth])
             for b in state.bindings
@@ -170,32 +226,45 @@ def changed_keys(
 
 
 def binding_columns(
-    before: AclState, after: AclState, depth: int, wanted: set[tuple[int, str]] | None
+    before: AclState,
+    after: AclState,
+    depth: int,
+    wanted: set[tuple[int, str]] | None,
+    short: dict[int, list[Sided]] | None = None,
 ) -> dict[str, list[Any]]:
     """The keyed bindings of both states as :data:`BINDING_COLUMNS`, each binding once with
-    the states it is in; only the keys in ``wanted`` (None: every key)."""
+    the states it is in; only the keys in ``wanted`` (None: every key).  ``short``: collects
+    the short bindings (:func:`is_short`) by type code, with their states, on the same walk."""
     columns: dict[str, list[Any]] = {name: [] for name in BINDING_COLUMNS}
     appends = [columns[name].append for name in BINDING_COLUMNS]
-    rt_code, stem_of, states_of, *field_of = appends
-    changed = before.bindings ^ after.bindings
-    for side, bindings in ((BEFORE, before.bindings), (AFTER, after.bindings)):
+    rt_code, stem_of, states_of, name_of, pattern_of, principal_of, host_of, op_of, perm_of = appends
+    codes = {t: int(t) for t in ResourceType}
+    wildcard, literal = WILDCARD_RESOURCE, PatternType.LITERAL
+    # set algebra on the states (each binding's hash is stored in the set, not computed again)
+    for states, bindings in (
+        (BEFORE | AFTER, before.bindings & after.bindings),
+        (BEFORE, before.bindings - after.bindings),
+        (AFTER, after.bindings - before.bindings),
+    ):
         for b in bindings:
-            if b not in changed:
-                if side == AFTER:
-                    continue  # in both states: shipped with the first
-                states = BEFORE | AFTER
-            else:
-                states = side
-            if is_short(b, depth):
+            pattern, entry = b.pattern, b.entry
+            name = pattern.name
+            if len(name) < depth or (name == wildcard and pattern.pattern_type is literal):
+                if short is not None:  # short (:func:`is_short`): shipped with the job
+                    short.setdefault(codes[pattern.resource_type], []).append((states, b.fields()))
                 continue
-            key = (int(b.resource_type), b.name[:depth])
-            if wanted is not None and key not in wanted:
+            code, stem = codes[pattern.resource_type], name[:depth]
+            if wanted is not None and (code, stem) not in wanted:
                 continue
-            rt_code(key[0])
-            stem_of(key[1])
+            rt_code(code)
+            stem_of(stem)
             states_of(states)
-            for append, value in zip(field_of, b.fields()[1:], strict=True):
-                append(value)
+            name_of(name)
+            pattern_of(pattern.pattern_type._name_)
+            principal_of(entry.principal)
+            host_of(entry.host)
+            op_of(entry.operation._name_)
+            perm_of(entry.permission_type._name_)
     return columns
 
 
@@ -216,13 +285,9 @@ def distributed_access_diff(
     settings = (AclState(frozenset(), before.super_users, before.allow_everyone_if_no_acl_found),
                 AclState(frozenset(), after.super_users, after.allow_everyone_if_no_acl_found))  # fmt: skip
     short: dict[int, list[Sided]] = {}
-    for b in before.bindings | after.bindings:
-        if is_short(b, depth):
-            states = (BEFORE if b in before.bindings else 0) | (AFTER if b in after.bindings else 0)
-            short.setdefault(int(b.resource_type), []).append((states, b.fields()))
-    changed = changed_keys(before, after, depth)
+    changed = changed_keys(before, after, depth, before.bindings ^ after.bindings)
     wanted, short_types = (None, None) if changed is None else changed
-    columns = binding_columns(before, after, depth, wanted)
+    columns = binding_columns(before, after, depth, wanted, short)
     rows: list[AccessDelta] = []
     if columns["stem"]:
         types = pa.array(columns.pop("resourceType"), pa.int32())
@@ -230,14 +295,19 @@ def distributed_access_diff(
         table = pa.table({"resourceType": types, "states": states, **columns}).select(list(BINDING_COLUMNS))
         frame = spark.createDataFrame(table).repartition(partitions, "resourceType", "stem")
         cells = frame.mapInArrow(decide_batches(short, settings, folded), ROWS_SCHEMA).collect()
+        decoded = _Rows()
         for cell in cells:
-            rows.extend(pickle.loads(cell["rows"]))
-    rows.extend(_short_keyed(before, after, depth, short, settings, short_types, folded))
+            rows.extend(map(decoded.row, pickle.loads(cell["rows"])))
+    short_rows = _short_keyed(before, after, depth, short, settings, short_types, folded)
+    rows.extend(short_rows)
     diff = AccessDiff(
         widened=tuple(r for r in rows if r.change is Change.WIDENED),
         narrowed=tuple(r for r in rows if r.change is Change.NARROWED),
     )
-    return compact(diff) if folded else diff
+    # A row folds only into its parent prefix's, which is keyed in the same partition unless
+    # it is shorter than ``depth`` (decided here, on the driver): with no such row, the
+    # partitions' rows (each partition folded) fold no further.
+    return compact(diff) if folded and short_rows else diff
 
 
 def _short_keyed(

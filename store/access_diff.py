@@ -34,6 +34,7 @@ import enum
 import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from store.acl import (
@@ -157,6 +158,11 @@ class _Region:
     witness_name: str
     before: list[AclBinding] = field(default_factory=list)
     after: list[AclBinding] = field(default_factory=list)
+    parent: str | None = None
+    """The longest prefix in play above the region's pattern (``""``: the rest of the
+    names), whose region's bindings are the rest of this one's (see :func:`_join_plan`)."""
+    own: tuple[int, int] = (0, 0)
+    """How many of ``before`` and ``after`` (at their start) are the pattern's own bindings."""
 
     @property
     def bindings(self) -> list[AclBinding]:
@@ -214,19 +220,184 @@ principal type, and the witness's principal and host (its region gives the rest)
 
 
 def _decide_regions(
-    before: AclState, after: AclState, regions: Iterable[_Region], *, folded: bool = False
+    before: AclState,
+    after: AclState,
+    regions: Iterable[_Region],
+    *,
+    folded: bool = False,
+    owns: Callable[[str], bool] | None = None,
 ) -> AccessDiff:
     """The diff over ``regions`` (each with the bindings of both states that apply to it);
-    ``folded``: :func:`compact` of it, without building the rows that fold away."""
-    cells = list(_cells(before, after, regions))
+    ``folded``: :func:`compact` of it, without building the rows that fold away (a literal
+    region's rows that fold into its parent's are not decided either: :func:`_join_plan`);
+    ``owns``: the keys of the regions decided here (None: every one)."""
     if folded:
-        keyed = [((cell[:7], region.resource_type), region.names) for region, cell in cells]
-        rows = [_delta(*cells[i], names) for i, names in _fold_names(keyed)]
+        rows = _folded_rows(_Context(before, after), regions, owns)
     else:
-        rows = [_delta(region, cell, region.names) for region, cell in cells]
+        rows = [_delta(region, cell, region.names) for region, cell in _cells(before, after, regions)]
     widened = tuple(r for r in rows if r.change is Change.WIDENED)
     narrowed = tuple(r for r in rows if r.change is Change.NARROWED)
     return AccessDiff(widened=widened, narrowed=narrowed)
+
+
+def _folded_rows(
+    context: _Context, regions: Iterable[_Region], owns: Callable[[str], bool] | None
+) -> list[AccessDelta]:
+    """The rows of ``regions``, folded as :func:`compact` folds them.
+
+    A region whose rows for a principal are its parent's (:func:`_join_plan`) would fold each
+    of them into the parent's row of the same key: the parent carves it out directly (it is
+    the longest prefix in play above it).  When the same holds for every region under it
+    (the region is *absorbed* for that principal), the whole subtree folds into the parent's
+    rows: those rows are not decided, and the parent's rows of that principal lose the
+    subtree from their carve-outs instead, before the rest is folded as usual.  Whether
+    another row merges depends only on its own name and on the carve-outs between it and its
+    parent (none of them in an absorbed subtree), so the fold gives what it gives on every
+    row.  A region decided alike but with a descendant that is not absorbed is decided for
+    that principal, and folds as usual.
+    """
+    plans: list[tuple[_Region, AbstractSet[str] | None, AbstractSet[AclBinding] | None]] = []
+    above_of: dict[tuple[ResourceType, str], _Above | None] = {}
+    joining = not context.settings_changed
+    for region in regions:
+        parent, plan = region.parent, None
+        if joining and parent is not None and region.names.name != WILDCARD_RESOURCE and (
+            owns is None or owns(parent)
+        ):
+            at = (region.resource_type, parent)
+            above = above_of[at] if at in above_of else above_of.setdefault(at, _above(region))
+            if above is not None:
+                plan = _join_plan(region, above, context.super_both)
+        plans.append((region, *plan) if plan is not None else (region, None, None))
+    # the principals decided under each region: its own, and every descendant's (None: all)
+    blocked: dict[tuple[ResourceType, str], AbstractSet[str] | None] = {}
+    children: dict[tuple[ResourceType, str], list[tuple[NameSet, AbstractSet[str]]]] = {}
+    decide: list[tuple[_Region, AbstractSet[str] | None, AbstractSet[AclBinding] | None]] = []
+    # longer names first, a literal before the prefix of the same name (its parent)
+    def deepest_first(plan: tuple[_Region, object, object]) -> tuple[int, bool]:
+        return -len(plan[0].names.name), plan[0].names.pattern_type is _PREFIXED
+
+    # how many regions under each prefix are decided here: with one elsewhere (another
+    # partition's), the prefix is absorbed for nobody
+    here: dict[tuple[ResourceType, str], int] = {}
+    for region, explicit, changed in sorted(plans, key=deepest_first):
+        rt, names = region.resource_type, region.names
+        below: AbstractSet[str] | None = frozenset()
+        if names.pattern_type is _PREFIXED:
+            below = blocked.get((rt, names.name), frozenset())
+            if here.get((rt, names.name), 0) != len(names.except_names) + len(names.except_prefixes):
+                below = None
+        mine = None if explicit is None or below is None else (explicit | below if below else explicit)
+        if names.pattern_type is _PREFIXED:
+            blocked[rt, names.name] = mine
+        if region.parent is not None:
+            at = (rt, region.parent)
+            here[at] = here.get(at, 0) + 1 + here.get((rt, names.name), 0) * (names.pattern_type is _PREFIXED)
+            if mine is not None:
+                children.setdefault(at, []).append((names, mine))
+            up = blocked.get(at, frozenset())
+            if up is not None:
+                blocked[at] = None if mine is None else (up | mine if mine else up)
+        decide.append((region, mine, changed))  # None: every principal (the fold needs them)
+    cells: list[tuple[_Region, _Cell]] = []
+    for region, only, changed in decide:
+        if only is None or changed is None:
+            cells.extend((region, cell) for cell in context.cells(region))
+        elif only:
+            cells.extend((region, cell) for cell in context.cells(region, only, changed))
+    carved: dict[tuple[ResourceType, str, str], NameSet] = {}
+    keyed: list[tuple[Hashable, NameSet]] = []
+    for region, cell in cells:
+        rt, names, principal = region.resource_type, region.names, cell[2]
+        under = children.get((rt, names.name)) if names.pattern_type is _PREFIXED else None
+        if under and principal != ANY:
+            at3 = (rt, names.name, principal)
+            found = carved.get(at3)
+            if found is None:
+                found = carved[at3] = _absorbing(names, under, principal)
+            names = found
+        keyed.append(((cell[:7], rt), names))
+    return [_delta(*cells[i], names) for i, names in _fold_names(keyed)]
+
+
+def _absorbing(
+    names: NameSet, children: Sequence[tuple[NameSet, AbstractSet[str]]], principal: str
+) -> NameSet:
+    """A parent's name set with the children absorbed for ``principal`` (and all under them)
+    no longer carved out."""
+    literals = {c.name for c, below in children if c.pattern_type is not _PREFIXED and principal not in below}
+    stems = [c.name for c, below in children if c.pattern_type is _PREFIXED and principal not in below]
+    if not literals and not stems:
+        return names
+    kept = [n for n in _outside(names.except_names, stems) if n not in literals]
+    prefixes = _outside(names.except_prefixes, stems) if stems else names.except_prefixes
+    return replace(names, except_names=tuple(kept), except_prefixes=tuple(prefixes))
+
+
+@dataclass(frozen=True, slots=True)
+class _Above:
+    """A parent region's bindings as its literals see them: what changed, whose requests
+    can flip there, its hosts (and ``*``), and the principals with a binding for one host."""
+
+    changed: frozenset[AclBinding]
+    principals: frozenset[str]
+    hosts: frozenset[str]
+    host_bound: frozenset[str]
+
+
+def _above(region: _Region) -> _Above | None:
+    """What a region inherits from its parent (its bindings after its own ones are the
+    parent region's: the patterns above its pattern); None where :func:`_join_plan` does not
+    hold (no ACL on one side, or a changed ``User:*`` binding)."""
+    own_before, own_after = region.own
+    above_before, above_after = region.before[own_before:], region.after[own_after:]
+    if not above_before or not above_after:
+        return None
+    changed = frozenset(above_before).symmetric_difference(above_after)
+    principals = frozenset(b.entry.principal for b in changed)
+    if WILDCARD_PRINCIPAL in principals:
+        return None
+    both = (*above_before, *above_after)
+    hosts = frozenset(b.entry.host for b in both) | {WILDCARD_HOST}
+    host_bound = frozenset(b.entry.principal for b in both if b.entry.host != WILDCARD_HOST)
+    return _Above(changed, principals, hosts, host_bound)
+
+
+def _join_plan(
+    region: _Region, above: _Above, super_both: AbstractSet[str]
+) -> tuple[AbstractSet[str], AbstractSet[AclBinding]] | None:
+    """The principals whose rows in ``region`` must be decided (the others' rows are its
+    parent region's, with its names), and its changed bindings; None: decide every row.
+
+    The region's bindings are its pattern's own and its parent's (``above``): the parent is
+    the longest prefix in play above the pattern (a literal's name, a prefix), so every
+    other pattern in play that applies to the region's names applies to the parent's.  With the
+    same settings, ACLs on both sides of the parent, and no ``User:*`` among the changed
+    bindings or the literal's own: nobody's request for "any principal" flips in either
+    region, and a principal ``p`` that no own binding names sees the same bindings in both
+    (its own, ``User:*``'s), so it is decided alike on every host.  Its rows are then the
+    same in both when the hosts in play are (a host only the literal names decides as the
+    parent's fresh host does), or when no binding for one host applies to ``p`` (every host
+    decides alike, so a flip is a row for any host).  Proof by test:
+    ``tests/store/test_access_diff_joins.py`` against the rows decided one by one.
+    """
+    own_before, own_after = region.own
+    own = (*region.before[:own_before], *region.after[:own_after])
+    named = {b.entry.principal for b in own}
+    if WILDCARD_PRINCIPAL in named:
+        return None
+    own_changed = set(region.before[:own_before]).symmetric_difference(region.after[:own_after])
+    changed: AbstractSet[AclBinding] = above.changed
+    flip: AbstractSet[str] = above.principals
+    if own_changed:
+        changed = above.changed | own_changed
+        flip = above.principals | {b.entry.principal for b in own_changed}
+    explicit = flip & named
+    if any(b.entry.host not in above.hosts for b in own):
+        if WILDCARD_PRINCIPAL in above.host_bound:
+            return None
+        explicit |= above.principals & above.host_bound
+    return explicit - super_both, changed
 
 
 def _delta(region: _Region, cell: _Cell, names: NameSet) -> AccessDelta:
@@ -241,21 +412,46 @@ def _delta(region: _Region, cell: _Cell, names: NameSet) -> AccessDelta:
 
 def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Iterator[tuple[_Region, _Cell]]:
     """Each region's rows, as cells, in the order :func:`access_diff` gives them."""
-    configs = (before.config(), after.config())
-    settings_changed = _settings_changed(before, after)
-    super_changed = before.super_users ^ after.super_users
-    super_both = before.super_users & after.super_users
-    super_sorted = tuple(sorted(super_both))
+    context = _Context(before, after)
     for region in regions:
+        yield from ((region, cell) for cell in context.cells(region))
+
+
+class _Context:
+    """What every region's decisions share: the two configs and the super users."""
+
+    __slots__ = ("after", "before", "configs", "settings_changed", "super_both", "super_changed",
+                 "super_sorted")  # fmt: skip
+
+    def __init__(self, before: AclState, after: AclState) -> None:
+        self.before, self.after = before, after
+        self.configs = (before.config(), after.config())
+        self.settings_changed = _settings_changed(before, after)
+        self.super_changed = before.super_users ^ after.super_users
+        self.super_both = before.super_users & after.super_users
+        self.super_sorted = tuple(sorted(self.super_both))
+
+    def cells(
+        self,
+        region: _Region,
+        only: AbstractSet[str] | None = None,
+        changed: AbstractSet[AclBinding] | None = None,
+    ) -> Iterator[_Cell]:
+        """The region's rows as cells; ``only``: just the rows of these principals (named
+        ones; a caller passes it only where no row is for "any principal"); ``changed``: the
+        region's changed bindings, when the caller knows them already."""
+        configs, settings_changed = self.configs, self.settings_changed
+        super_both = self.super_both
         in_before, in_after = region.before, region.after
-        changed = set(in_before) ^ set(in_after)
+        if changed is None:
+            changed = set(in_before) ^ set(in_after)
         if not settings_changed and not changed:
-            continue
+            return
         masks = (_masks(in_before), _masks(in_after))
         both = (*in_before, *in_after)
-        principals = sorted({b.entry.principal for b in both} | super_changed)
+        principals = sorted({b.entry.principal for b in both} | self.super_changed)
         hosts = sorted({b.entry.host for b in both} - {WILDCARD_HOST})
-        fresh_principals = _fresh_principals(principals, before, after)
+        fresh_principals = _fresh_principals(principals, self.before, self.after)
         fresh_host = _fresh(hosts, lambda i: f"192.0.2.{i + 1}")
         # With the same settings and ACLs present on both sides, only a request that some
         # changed binding matches (its principal or User:*, its host or *) can flip: the
@@ -268,7 +464,9 @@ def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Ite
         has_before, has_after = bool(in_before), bool(in_after)
         all_hosts = [*hosts, fresh_host]
         # the order of the cells does not matter: the rows follow the principals and hosts
-        asked = [*principals, *fresh_principals] if any_principal else flip_principals
+        asked: Iterable[str] = [*principals, *fresh_principals] if any_principal else flip_principals
+        if only is not None:
+            asked = [p for p in asked if p in only]
         asked_hosts = all_hosts if any_host else [h for h in all_hosts if h in flip_hosts]
         allowed: dict[tuple[str, str], tuple[int, int]] = {}
         flipped = 0
@@ -282,8 +480,8 @@ def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Ite
                     allowed[principal, host] = (was, now)
                     flipped |= was ^ now
         if not allowed:
-            continue
-        folding = _Folding(principals, fresh_principals, hosts, fresh_host, super_sorted)
+            return
+        folding = _Folding(principals, fresh_principals, hosts, fresh_host, self.super_sorted)
         for op in checked_operations(region.resource_type):
             bit = 1 << int(op)
             if not flipped & bit:
@@ -294,7 +492,7 @@ def _cells(before: AclState, after: AclState, regions: Iterable[_Region]) -> Ite
                 if (was ^ now) & bit
             }
             if flips:
-                yield from ((region, cell) for cell in folding.cells(op, flips))
+                yield from folding.cells(op, flips)
 
 
 _EVERY_OPERATION = (1 << (max(AclOperation) + 1)) - 1
@@ -483,7 +681,7 @@ def partial_diff(
     literals = sorted({n for pt, n in patterns if pt is PatternType.LITERAL})
     prefixes = sorted({n for pt, n in patterns if pt is PatternType.PREFIXED})
     regions = _regions_of_type(resource_type, patterns, literals, prefixes, None, owns)
-    return _decide_regions(before, after, regions, folded=folded)
+    return _decide_regions(before, after, regions, folded=folded, owns=owns)
 
 
 class _NameSet:
@@ -561,7 +759,14 @@ def _regions_of_type(
 
     def literal_region(name: str) -> _Region:
         before, after = matching(name)
-        return _Region(resource_type, NameSet(PatternType.LITERAL, name), name, before, after)
+        own = by_pattern.get((PatternType.LITERAL, name), empty)
+        parent = ""  # the longest prefix in play above the name, else the rest region's
+        for length in reversed(lengths):
+            if length <= len(name) and name[:length] in prefix_set:
+                parent = name[:length]
+                break
+        names = NameSet(PatternType.LITERAL, name)
+        return _Region(resource_type, names, name, before, after, parent, (len(own[0]), len(own[1])))
 
     def prefix_region(prefix: str) -> _Region:
         lo, hi = _under(literals, prefix)
@@ -570,7 +775,20 @@ def _regions_of_type(
         names = NameSet(PatternType.PREFIXED, prefix, tuple(literals[lo:hi]), carved_prefixes)
         witness = _name_in(names, literal_set)
         before, after = matching(witness)
-        return _Region(resource_type, names, witness, before, after)
+        own = by_pattern.get((PatternType.PREFIXED, prefix), empty) if prefix in prefix_set else empty
+        # the prefix's own bindings were met last (the longest prefix of the witness): first
+        if own[0]:
+            before = [*before[-len(own[0]):], *before[:-len(own[0])]]
+        if own[1]:
+            after = [*after[-len(own[1]):], *after[:-len(own[1])]]
+        parent = None
+        if prefix:
+            parent = ""  # the longest shorter prefix in play, else the rest region's
+            for length in reversed(lengths):
+                if length < len(prefix) and prefix[:length] in prefix_set:
+                    parent = prefix[:length]
+                    break
+        return _Region(resource_type, names, witness, before, after, parent, (len(own[0]), len(own[1])))
 
     roots = ["", *prefixes] if "" not in prefix_set else list(prefixes)
     if focus is None or (WILDCARD_RESOURCE in focus and WILDCARD_RESOURCE in literal_set):
@@ -835,23 +1053,30 @@ def _merged(parent: NameSet, children: Sequence[NameSet]) -> NameSet:
     if not children:
         return parent
     literals = {c.name for c in children if c.pattern_type is not _PREFIXED}
-    stems = {c.name for c in children if c.pattern_type is _PREFIXED}
-    stem_lengths = sorted({len(s) for s in stems})
-
-    def under_a_stem(name: str) -> bool:
-        return any(name[:k] in stems for k in stem_lengths if k <= len(name))
-
+    stems = [c.name for c in children if c.pattern_type is _PREFIXED]
     if not stems:
         names = tuple(n for n in parent.except_names if n not in literals)
         return replace(parent, except_names=names)
-    kept_names = [n for n in parent.except_names if n not in literals and not under_a_stem(n)]
-    kept_prefixes = [p for p in parent.except_prefixes if not under_a_stem(p)]
+    kept_names = [n for n in _outside(parent.except_names, stems) if n not in literals]
+    kept_prefixes = _outside(parent.except_prefixes, stems)
     for child in children:
         if child.pattern_type is _PREFIXED:
             kept_names.extend(child.except_names)
             kept_prefixes.extend(child.except_prefixes)
     return replace(parent, except_names=tuple(sorted(kept_names)),
                    except_prefixes=tuple(sorted(kept_prefixes)))  # fmt: skip
+
+
+def _outside(names: Sequence[str], stems: Iterable[str]) -> list[str]:
+    """The sorted ``names`` that start with none of the ``stems`` (which do not nest, so the
+    names under each are a run of their own)."""
+    kept: list[str] = []
+    at = 0
+    for lo, hi in sorted(_under(names, stem) for stem in stems):
+        kept.extend(names[at:lo])
+        at = hi
+    kept.extend(names[at:])
+    return kept
 
 
 def older_reader_state(state: AclState, reader_version: int) -> tuple[AclState, int]:
@@ -865,10 +1090,12 @@ def older_reader_state(state: AclState, reader_version: int) -> tuple[AclState, 
     """
     from store.events import CONFIG_EVENT_MIN_READER_VERSION
 
-    kept = frozenset(
-        b for b in state.bindings if binding_min_reader_version(b) <= reader_version
+    # the few dropped ones hashed, the rest kept by set difference (no binding hashed again)
+    dropped = frozenset(
+        b for b in state.bindings if binding_min_reader_version(b) > reader_version
     )
-    stopping = len(state.bindings) - len(kept)
+    kept = state.bindings - dropped
+    stopping = len(dropped)
     if reader_version < CONFIG_EVENT_MIN_READER_VERSION:
         return AclState(kept), stopping
     return AclState(kept, state.super_users, state.allow_everyone_if_no_acl_found), stopping
