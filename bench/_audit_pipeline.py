@@ -79,19 +79,48 @@ class _Producer:
         return produced / (time.monotonic() - start)
 
 
-def _batches(query: Any) -> list[tuple[int, float, int, float]]:
-    """(end offset, wall time the batch ended, rows, seconds it took) of the recent batches."""
-    out = []
-    for p in query.recentProgress:
-        progress = json.loads(p.json) if hasattr(p, "json") else p
-        if not progress.get("sources"):
-            continue
-        end = progress["sources"][0]["endOffset"]
-        end = json.loads(end) if isinstance(end, str) else end
-        took = progress["durationMs"].get("triggerExecution", 0) / 1000
-        began = datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
-        out.append((int(end["offset"]), began + took, int(progress["numInputRows"]), took))
-    return out
+class _Progress:
+    """The query's progress reports, gathered by a thread as each batch ends.
+
+    Each poll asks the JVM for the last report as JSON (two calls); converting the query's
+    whole ``recentProgress`` field by field, as PySpark does, takes thousands of calls a time
+    and the CPU they take is the job's own (two cores): the bench would slow what it measures.
+    """
+
+    def __init__(self, query: Any) -> None:
+        self.query = query
+        self.reports: dict[int, dict[str, Any]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-progress", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            try:
+                last = self.query._jsq.lastProgress()
+                if last is not None:
+                    report = json.loads(last.json())
+                    self.reports[int(report["batchId"])] = report
+            except Exception:  # the query stopped meanwhile
+                if not self.query.isActive:
+                    return
+
+    def batches(self) -> list[tuple[int, float, int, float]]:
+        """(end offset, wall time the batch ended, rows, seconds it took) of each batch seen."""
+        out = []
+        for progress in list(self.reports.values()):
+            if not progress.get("sources"):
+                continue
+            end = progress["sources"][0]["endOffset"]
+            end = json.loads(end) if isinstance(end, str) else end
+            took = progress["durationMs"].get("triggerExecution", 0) / 1000
+            began = datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
+            out.append((int(end["offset"]), began + took, int(progress["numInputRows"]), took))
+        return out
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
 
 
 def _delays(marks: list[tuple[int, float]], batches: list[tuple[int, float, int, float]]) -> list[float]:
@@ -123,13 +152,14 @@ def throughput(quick: bool) -> Target:
                 kwargs={"once": False}, daemon=True)  # fmt: skip
             job.start()
             query = _query(spark)
-            _wait(lambda: any(b[0] >= producer.marks[-1][0] for b in _batches(query)), 300)
+            progress = _Progress(query)
+            _wait(lambda: any(b[0] >= producer.marks[-1][0] for b in progress.batches()), 300)
             for rate in rates:
                 producer.marks = []
                 achieved = producer.run(rate, seconds)
-                _wait(lambda last=producer.marks[-1][0]: any(b[0] >= last for b in _batches(query)),
+                _wait(lambda last=producer.marks[-1][0]: any(b[0] >= last for b in progress.batches()),
                       60, fail=False)  # fmt: skip
-                seen.update({b[0]: b for b in _batches(query)})
+                seen.update({b[0]: b for b in progress.batches()})
                 first_measured = producer.marks[0][1] + warmup
                 delays = _delays([m for m in producer.marks if m[1] >= first_measured], list(seen.values()))
                 worst = max(delays)
@@ -143,6 +173,7 @@ def throughput(quick: bool) -> Target:
             rows = sum(b[2] for b in seen.values())
             busy = sum(b[3] for b in seen.values() if b[2] > 0)
             figure("job drain rate (rows / batch processing time)", rows / busy if busy else 0.0, "events/s")
+            progress.stop()
             query.stop()
             job.join(60)
             log.close()

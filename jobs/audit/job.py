@@ -10,10 +10,16 @@ Each micro-batch then writes, in this order:
 
 * ``decisions``: the batch's events, appended (one row per event id);
 * ``minutes``: the batch's decisions per one-minute window of event time, principal, resource,
-  operation and result, *added* to the counts the table holds (a MERGE on the window's key);
+  operation and result, appended as the batch's partial counts: a minute whose events came in
+  several batches has a row per batch, and readers sum them (:func:`minute_counts`);
 * ``alerts``: the batch's new denials (:func:`jobs.audit.transform.new_denials_in_batch`),
   appended, measured against ``last_denied`` as it stood before the batch;
-* ``last_denied``: the last denial of each principal on each resource, merged.
+* ``last_denied``: the last denial of each principal on each resource, overwritten with the
+  table's rows and the batch's denials, the latest per pair
+  (:func:`jobs.audit.transform.merged_last_denied`).
+
+Each write is an append or one overwrite of a small table, never a MERGE or a rewrite of the
+rows a batch touched: a batch costs about what its own rows cost.
 
 Exactly once: the checkpoint fixes each batch's offsets and the dedup state; every write
 carries Delta's idempotent-write pair (``txnAppId`` = this location's id, ``txnVersion`` =
@@ -34,20 +40,19 @@ Choose the bound above the longest audit-log outage the nodes' spools ride out.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, Final
 
 from jobs.audit.transform import (
     DEFAULT_WINDOW_DAYS,
-    RESOURCE_KEY,
     decisions,
     last_denied,
+    merged_last_denied,
     new_denials_in_batch,
     per_minute,
     within_bound,
 )
 from jobs.history.archive import LogSource
-from jobs.streaming import idempotent_merge, run_micro_batches, session_conf, table_app_id
+from jobs.streaming import run_micro_batches, table_app_id
 
 DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
 DEFAULT_LATE_BOUND: Final = "10 minutes"
@@ -98,10 +103,9 @@ def ensure_tables(spark: Any, location: str) -> None:
     for name, ddl in SCHEMAS.items():
         schema = StructType.fromDDL(ddl)
         assert isinstance(schema, StructType)
-        builder = DeltaTable.createIfNotExists(spark).location(table_path(location, name))
-        if name == "minutes":  # merged every batch: mark rows deleted instead of rewriting files
-            builder = builder.property("delta.enableDeletionVectors", "true")
-        builder.addColumns(schema).execute()
+        DeltaTable.createIfNotExists(spark).location(table_path(location, name)).addColumns(
+            schema
+        ).execute()
 
 
 def run_audit(
@@ -128,6 +132,14 @@ def run_audit(
     run_micro_batches(stream, each_batch, checkpoint=checkpoint, name="aclstore_audit", once=once)
 
 
+def minute_counts(spark: Any, location: str) -> Any:
+    """The ``minutes`` table as counts: one row per minute and key, the batches' partial
+    counts summed (:func:`jobs.audit.transform.summed_minutes`)."""
+    from jobs.audit.transform import summed_minutes
+
+    return summed_minutes(spark.read.format("delta").load(table_path(location, "minutes")))
+
+
 def write_batch(
     spark: Any, batch: Any, location: str, app_id: str, batch_id: int, window_days: int
 ) -> None:
@@ -136,49 +148,18 @@ def write_batch(
 
     rows = batch.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        if rows.isEmpty():
+        if not rows.count():  # every partition computed once, then read from the cache
             return
-        path = table_path(location, "decisions")
-        (rows.write.format("delta").mode("append").option("txnAppId", app_id)
-         .option("txnVersion", batch_id).save(path))  # fmt: skip
-        add_minutes(spark, per_minute(rows), table_path(location, "minutes"), app_id, batch_id)
+        _append(rows, table_path(location, "decisions"), app_id, batch_id)
+        _append(per_minute(rows), table_path(location, "minutes"), app_id, batch_id)
         raise_alerts(spark, rows, location, app_id, batch_id, window_days)
     finally:
         rows.unpersist()
 
 
-def add_minutes(spark: Any, counts: Any, path: str, app_id: str, batch_id: int) -> None:
-    """Add ``counts`` (:func:`~jobs.audit.transform.per_minute` rows) to the table's.
-
-    The minutes the batch touched are rewritten whole, in one overwrite with ``replaceWhere``
-    on those minutes: the rows the table holds for them plus the batch's counts, summed per
-    key (:func:`~jobs.audit.transform.added_counts`).  That is one read and one write of the
-    touched minutes, where a MERGE joins the batch with them twice (to find the files, then
-    to rewrite them).  A replayed batch reads counts that may already include its own, but
-    its write carries the batch's ``txnVersion`` and Delta skips it."""
-    from pyspark.sql import functions as f
-
-    from jobs.audit.transform import added_counts
-
-    counts = counts.persist()
-    try:
-        touched = counts.select(f.unix_micros("minute")).distinct().collect()
-        if not touched:
-            return
-        minutes = sorted(int(r[0]) for r in touched)
-        where = "minute IN (" + ", ".join(_timestamp_literal(m) for m in minutes) + ")"
-        held = spark.read.format("delta").load(path).where(where)
-        (added_counts(held, counts).write.format("delta").mode("overwrite")
-         .option("replaceWhere", where).option("txnAppId", app_id).option("txnVersion", batch_id)
-         .save(path))  # fmt: skip
-    finally:
-        counts.unpersist()
-
-
-def _timestamp_literal(micros: int) -> str:
-    """A Spark SQL timestamp literal of microseconds since the epoch, in UTC: the same
-    instant whatever the session's time zone (a plain literal, so Delta skips files by it)."""
-    return f"timestamp'{datetime.fromtimestamp(micros / 1e6, UTC).isoformat(sep=' ')}'"
+def _append(frame: Any, path: str, app_id: str, batch_id: int) -> None:
+    (frame.write.format("delta").mode("append").option("txnAppId", app_id)
+     .option("txnVersion", batch_id).save(path))  # fmt: skip
 
 
 def raise_alerts(
@@ -188,29 +169,21 @@ def raise_alerts(
 
     A batch with no new denial (most of them) commits nothing to ``alerts``: a replay of it
     finds no alert either (``last_denied`` as it was gives the same none; moved past the
-    batch, it makes every denial of the batch a late one)."""
-    from delta.tables import DeltaTable
+    batch, it makes every denial of the batch a late one).  ``last_denied`` is rewritten
+    whole, from the rows read for the alerts (held in memory, so both see one version)."""
+    from pyspark import StorageLevel
 
-    last = DeltaTable.forPath(spark, table_path(location, "last_denied"))
-    alerts = new_denials_in_batch(rows, last.toDF(), window_days).persist()
+    path = table_path(location, "last_denied")
+    previous = spark.read.format("delta").load(path).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        if not alerts.isEmpty():
-            (alerts.write.format("delta").mode("append").option("txnAppId", app_id)
-             .option("txnVersion", batch_id).save(table_path(location, "alerts")))  # fmt: skip
+        alerts = new_denials_in_batch(rows, previous, window_days).persist()
+        try:
+            if not alerts.isEmpty():
+                _append(alerts, table_path(location, "alerts"), app_id, batch_id)
+        finally:
+            alerts.unpersist()
+        latest = merged_last_denied(previous, last_denied(rows))
+        (latest.write.format("delta").mode("overwrite").option("txnAppId", app_id)
+         .option("txnVersion", batch_id).save(path))  # fmt: skip
     finally:
-        alerts.unpersist()
-    on = " AND ".join(f"t.{c} = s.{c}" for c in RESOURCE_KEY)
-    latest = last_denied(rows).persist()
-    try:
-        with idempotent_merge(spark, app_id, batch_id), session_conf(spark, _SOURCE_CACHED):
-            (last.alias("t").merge(latest.alias("s"), on)
-             .whenMatchedUpdate(condition="s.lastDenied > t.lastDenied",
-                                set={"lastDenied": "s.lastDenied"})
-             .whenNotMatchedInsertAll().execute())  # fmt: skip
-    finally:
-        latest.unpersist()
-
-
-_SOURCE_CACHED: Final = {"spark.databricks.delta.merge.materializeSource": "none"}
-"""A MERGE whose source is a persisted frame: Delta need not copy it once more (it does so
-to read a source that might change between its two passes; a persisted one does not)."""
+        previous.unpersist()

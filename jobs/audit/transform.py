@@ -9,7 +9,10 @@ CloudEvent of ``schemas/audit_event_v1.json``.  Three outputs are derived from t
   on the same resource in the ``window_days`` before it (:func:`new_denials_in_batch`, given
   the last denial recorded before the batch);
 * the last denial of each principal on each resource (:func:`last_denied`), which the next
-  batch's new denials are measured against.
+  batch's new denials are measured against (:func:`merged_last_denied` keeps it up to date).
+
+The per-minute counts are stored as each batch's partial counts; :func:`summed_minutes` adds
+them up.
 """
 
 from __future__ import annotations
@@ -91,13 +94,12 @@ def per_minute(rows: Any) -> Any:
     )
 
 
-def added_counts(held: Any, counts: Any) -> Any:
-    """The per-minute counts ``held`` (rows of the minutes table) with ``counts`` (a batch's
-    :func:`per_minute` rows) added: one row per key, the sum of both sides' ``decisions``."""
+def summed_minutes(partials: Any) -> Any:
+    """Rows of the minutes table (each batch's partial counts) as one count per key: the sum
+    of the partials' ``decisions``."""
     from pyspark.sql import functions as f
 
-    both = held.select(*MINUTE_KEY, "decisions").unionByName(counts.select(*MINUTE_KEY, "decisions"))
-    return both.groupBy(*MINUTE_KEY).agg(f.sum("decisions").alias("decisions"))
+    return partials.groupBy(*MINUTE_KEY).agg(f.sum("decisions").alias("decisions"))
 
 
 def new_denials_in_batch(rows: Any, previous: Any, window_days: int) -> Any:
@@ -129,3 +131,14 @@ def last_denied(rows: Any) -> Any:
 
     denied = rows.filter(f.col("result") == "DENIED")
     return denied.groupBy(*RESOURCE_KEY).agg(f.max("time").alias("lastDenied"))
+
+
+def merged_last_denied(previous: Any, latest: Any) -> Any:
+    """``previous`` (rows of the last_denied table) with ``latest`` (a batch's
+    :func:`last_denied`): one row per principal and resource, the later ``lastDenied``."""
+    from pyspark.sql import functions as f
+
+    both = previous.select(*RESOURCE_KEY, "lastDenied").unionByName(
+        latest.select(*RESOURCE_KEY, "lastDenied")
+    )
+    return both.groupBy(*RESOURCE_KEY).agg(f.max("lastDenied").alias("lastDenied"))

@@ -96,6 +96,7 @@ class LogSource:
                 spark.readStream.format("aclstore_embedded_log")
                 .option("path", str(self.data_dir))
                 .option("maxRecordsPerBatch", str(max_records_per_batch))
+                .option("minPartitions", str(spark.sparkContext.defaultParallelism))
                 .load()
             )
         return (

@@ -18,8 +18,8 @@ from typing import Any, Final
 
 from replicator.contract.answers import reason_json
 from replicator.contract.bindings import RESOURCE_NAME
-from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
-from store.authorizer import Action, Decision, DecisionRule
+from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
 
 EVENT_TYPE: Final = "io.aclstore.authorization.decision.v1"
 SPEC_VERSION: Final = "1.0"
@@ -89,6 +89,44 @@ def decision_names(action: Action, decision: Decision) -> list[Any]:
     ]  # fmt: skip
 
 
+class DecisionNamesJson:
+    """:func:`decision_names` straight to its compact JSON text (what ``json.dumps(...,
+    separators=(",", ":"))`` gives), for the request path: no list per decision, and each
+    binding's JSON made once per binding object (the replica hands out the same object for a
+    binding while it is cached).  Safe to share between threads: the cache only ever holds
+    whole entries, and an entry is used only for the very object it was made from."""
+
+    _MAX_BINDINGS: Final = 100_000
+
+    def __init__(self) -> None:
+        self._bindings: dict[int, tuple[AclBinding, str]] = {}
+
+    def __call__(self, action: Action, decision: Decision) -> str:
+        b = decision.binding
+        if b is None:
+            binding = "null"
+        else:
+            hit = self._bindings.get(id(b))
+            if hit is not None and hit[0] is b:
+                binding = hit[1]
+            else:
+                if len(self._bindings) >= self._MAX_BINDINGS:
+                    self._bindings = {}
+                binding = json.dumps([
+                    _RESOURCE_TYPES[b.resource_type], b.name, _PATTERN_TYPES[b.pattern_type],
+                    b.principal, b.host, _OPERATIONS[b.operation], _PERMISSIONS[b.permission_type],
+                ], separators=(",", ":"))  # fmt: skip
+                self._bindings[id(b)] = (b, binding)
+        # Enum names are ASCII identifiers: only the resource name needs escaping.  Members
+        # are looked up by identity (hashing some enum members runs Python code).
+        names = _NAMES_BY_ID
+        return (
+            f'["{names[id(action.operation)]}","{names[id(action.resource_type)]}",'
+            f'{_json_string(action.name)},"{names[id(action.pattern_type)]}",'
+            f'"{names[id(decision.result)]}","{names[id(decision.rule)]}",{binding}]'
+        )
+
+
 def _names(kind: type[enum.Enum]) -> dict[Any, str]:
     return {member: member.name for member in kind}
 
@@ -98,6 +136,13 @@ _RESOURCE_TYPES: Final = _names(ResourceType)
 _PATTERN_TYPES: Final = _names(PatternType)
 _PERMISSIONS: Final = _names(AclPermissionType)
 _RULES: Final = _names(DecisionRule)
+_NAMES_BY_ID: Final = {
+    id(member): member.name
+    for kind in (AclOperation, ResourceType, PatternType, AuthorizationResult, DecisionRule)
+    for member in kind
+}
+"""The members are singletons: their identity names them (the result by its value, which is
+its name)."""
 
 
 class AuditEventEncoder:

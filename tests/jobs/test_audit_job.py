@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from jobs.audit.job import decisions_path, run_audit, table_path
+from jobs.audit.job import decisions_path, minute_counts, run_audit, table_path
 from jobs.audit.transform import per_minute
 from jobs.history.archive import LogSource
 from replicator.server.audit import AuditEmitter, AuditSettings
@@ -105,7 +105,7 @@ def test_each_decision_once_across_resends_and_restarts(spark: Any, tmp_path: Pa
         (r["time"].replace(second=0, microsecond=0), r["principal"], r["resourceType"],
          r["resourceName"], r["operation"], r["result"]) for r in rows
     )  # fmt: skip
-    minutes = spark.read.format("delta").load(table_path(location, "minutes")).collect()
+    minutes = minute_counts(spark, location).collect()
     assert Counter({(r["minute"], *(r[c] for c in KEY)): r["decisions"] for r in minutes}) == by_minute
     # New denials, by hand: eve on payroll (her WRITE is on the same resource), bob on
     # payroll, ann on orders; each alert is the pair's first denial, in log order.
@@ -277,45 +277,47 @@ def test_the_watermark_counts_late_events_within_the_bound_and_drops_the_rest(
         job.join(60)
     ids = sorted(r["id"] for r in spark.read.format("delta").load(decisions_path(location)).collect())
     assert ids == ["e0", "e1", "e3"]
-    minutes = spark.read.format("delta").load(table_path(location, "minutes")).collect()
+    minutes = minute_counts(spark, location).collect()
     assert sorted((int(r["minute"].timestamp() * 1000), r["decisions"]) for r in minutes) == [
         (t0, 1), (t0 + 18 * minute, 1), (t0 + 20 * minute, 1)
     ]
 
 
-def test_added_counts_sum_the_held_and_the_batch_per_key(spark: Any) -> None:
-    """Hand-worked: one key on both sides, one on each side only; another minute apart."""
-    from datetime import datetime
+def test_partial_counts_sum_per_key_and_last_denials_keep_the_later(spark: Any) -> None:
+    """Hand-worked: partial counts of one key from two batches, keys on one side only; last
+    denials of a pair on both sides (the later kept) and on one side only."""
+    from datetime import datetime, timedelta
 
     from jobs.audit.job import SCHEMAS
-    from jobs.audit.transform import added_counts
+    from jobs.audit.transform import merged_last_denied, summed_minutes
 
     m1, m2 = datetime(2026, 3, 1, 12, 0), datetime(2026, 3, 1, 12, 1)
-    held = spark.createDataFrame(
+    partials = spark.createDataFrame(
         [(m1, "User:eve", "TOPIC", "a", "READ", "DENIED", 3),
-         (m1, "User:eve", "TOPIC", "b", "READ", "DENIED", 1)],
-        SCHEMAS["minutes"],
-    )  # fmt: skip
-    batch = spark.createDataFrame(
-        [(m1, "User:eve", "TOPIC", "a", "READ", "DENIED", 2),
+         (m1, "User:eve", "TOPIC", "b", "READ", "DENIED", 1),
+         (m1, "User:eve", "TOPIC", "a", "READ", "DENIED", 2),
          (m1, "User:eve", "TOPIC", "c", "READ", "ALLOWED", 1),
          (m2, "User:eve", "TOPIC", "a", "READ", "DENIED", 4)],
         SCHEMAS["minutes"],
     )  # fmt: skip
     got = sorted((r["minute"], r["resourceName"], r["result"], r["decisions"])
-                 for r in added_counts(held, batch).collect())  # fmt: skip
+                 for r in summed_minutes(partials).collect())  # fmt: skip
     assert got == [(m1, "a", "DENIED", 5), (m1, "b", "DENIED", 1), (m1, "c", "ALLOWED", 1),
                    (m2, "a", "DENIED", 4)]  # fmt: skip
-
-
-def test_minute_literals_name_the_same_instant_in_any_session_time_zone(spark: Any) -> None:
-    from jobs.audit.job import _timestamp_literal
-
-    micros = 1_700_000_040_000_000  # 2023-11-14T22:14:00Z
-    zone = spark.conf.get("spark.sql.session.timeZone")
-    try:
-        for tz in ("UTC", "America/New_York", "Asia/Kolkata"):
-            spark.conf.set("spark.sql.session.timeZone", tz)
-            assert spark.sql(f"SELECT unix_micros({_timestamp_literal(micros)})").first()[0] == micros
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", zone)
+    hour = timedelta(hours=1)
+    previous = spark.createDataFrame(
+        [("User:eve", "TOPIC", "a", m1), ("User:eve", "TOPIC", "b", m1 + hour),
+         ("User:bob", "TOPIC", "a", m1)],
+        SCHEMAS["last_denied"],
+    )  # fmt: skip
+    batch = spark.createDataFrame(
+        [("User:eve", "TOPIC", "a", m1 + hour), ("User:eve", "TOPIC", "b", m1),
+         ("User:ann", "GROUP", "a", m2)],
+        SCHEMAS["last_denied"],
+    )  # fmt: skip
+    merged = {(r["principal"], r["resourceType"], r["resourceName"]): r["lastDenied"]
+              for r in merged_last_denied(previous, batch).collect()}  # fmt: skip
+    assert merged == {
+        ("User:eve", "TOPIC", "a"): m1 + hour, ("User:eve", "TOPIC", "b"): m1 + hour,
+        ("User:bob", "TOPIC", "a"): m1, ("User:ann", "GROUP", "a"): m2,
+    }  # fmt: skip

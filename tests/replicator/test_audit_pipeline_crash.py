@@ -129,10 +129,10 @@ def test_aggregates_equal_the_answered_decisions_across_node_and_job_kills(
 
     answered = [name for b in bursts for name in b.answered]
     assert len(answered) >= BURST and len(set(answered)) == len(answered)
-    from jobs.audit.job import table_path
+    from jobs.audit.job import minute_counts, table_path
 
     location = str(data_dir / "audit-table")
-    rows = spark.read.format("delta").load(table_path(location, "minutes")).collect()
+    rows = minute_counts(spark, location).collect()
     counted = {r["resourceName"]: r for r in rows}
     assert len(counted) == len(rows), "a decision counted in two minutes"
     assert all(r["decisions"] == 1 and r["principal"] == "User:burst" and r["result"] == "DENIED"

@@ -22,6 +22,7 @@ from replicator.contract.audit_event import (
     EVENT_TYPE,
     SCHEMA_FILE,
     AuditEventEncoder,
+    DecisionNamesJson,
     audit_event,
     audit_event_schema,
     decision_names,
@@ -285,3 +286,9 @@ def test_the_fast_audit_encoder_writes_the_bytes_of_the_event_dict() -> None:
         ]
         assert fast == slow
     assert json.loads(fast[2])["data"]["reason"]["binding"]["resourceName"] == 'caf\u00e9 "x"\\'
+    # The request path writes the same text as JSON of the names, the binding's made once.
+    as_json = DecisionNamesJson()
+    for _ in range(2):
+        for action, decision in cases:
+            expected = json.dumps(decision_names(action, decision), separators=(",", ":"))
+            assert as_json(action, decision) == expected

@@ -24,19 +24,27 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _json_string
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from replicator.contract.audit_event import AuditEventEncoder, decision_names
+from replicator.contract.audit_event import AuditEventEncoder, DecisionNamesJson
 from replicator.server.audit.spool import Line, Spool
 from replicator.server.metrics import AuditFigures
-from store.authorizer import ALLOWED, Action, Decision
+from store.acl import AclPermissionType
+from store.authorizer import ALLOWED, DENIED, Action, Decision
+
+_RESULT: Final = attrgetter("result")
+_BINDING: Final = attrgetter("binding")
+_DENY: Final = AclPermissionType.DENY
 
 SPOOL_DIR: Final = "audit-spool"
 LEGACY_BUFFER_FILE: Final = "audit-buffer.sqlite3"
@@ -97,7 +105,8 @@ class AuditSettings:
 
 
 # --- the compact line: [time_ns, principal, host, offset, [decision, ...]] ---------------------
-# each decision as names (replicator.contract.audit_event.decision_names)
+# each decision as names (replicator.contract.audit_event.decision_names); the request path
+# writes the same JSON text without making the lists (DecisionNamesJson)
 
 
 def _encode(head: list[Any], items: list[list[Any]]) -> bytes:
@@ -142,7 +151,10 @@ class AuditEmitter:
         # request path); the dict keeps each object alive so that its id is not reused.  The
         # replica hands out the same object for a binding while it is cached, and another
         # object for the same binding only costs one more event.
-        self._used: dict[int, object] = {}
+        self._used: dict[int, object] = {id(None): None}
+        self._names = DecisionNamesJson()
+        self._log_unsampled = math.log(1.0 - self._rate) if self._rate < 1.0 else -math.inf
+        self._skip = self._gap() if self._rate > 0.0 else 0
         self._usage_period_end = time.monotonic() + s.usage_period_s
         self._thread = threading.Thread(target=self._run, name="aclstore-audit", daemon=True)
         self._thread.start()
@@ -159,24 +171,19 @@ class AuditEmitter:
     ) -> None:
         """Write the request's audited decisions (every denial, a sample of the allows, and
         each binding's first ALLOWED decision of the usage period)."""
-        rate, rand = self._rate, self._random
-        used = self._used_this_period()
-        items = []
-        for action, decision in zip(actions, decisions, strict=True):
-            if decision.result is not ALLOWED:
-                items.append(decision_names(action, decision))
-                continue
-            binding = decision.binding
-            if used is not None and binding is not None and id(binding) not in used:
-                used[id(binding)] = binding  # the binding's first use this period
-                items.append(decision_names(action, decision))
-            elif rate > 0.0 and rand() < rate:
-                items.append(decision_names(action, decision))
+        positions = self._audited(decisions)
+        if len(actions) != len(decisions):
+            raise ValueError(f"{len(actions)} actions but {len(decisions)} decisions")
+        if not positions:
+            return
+        names = self._names
+        items = [names(actions[i], decisions[i]) for i in positions]
         if not items:
             return
-        head = [time.time_ns(), principal, host, offset]
+        head = f"[{time.time_ns()},{_json_string(principal)},{_json_string(host)},{int(offset)},["
         dropped = self.spool.append(
-            len(items), _encode(head, items), lambda n: _encode(head, items[:n])
+            len(items), f"{head}{','.join(items)}]]".encode(),
+            lambda n: f"{head}{','.join(items[:n])}]]".encode(),
         )
         if dropped:
             _log.error(
@@ -186,6 +193,51 @@ class AuditEmitter:
         if not self._wake.is_set():
             self._wake.set()
 
+    def _audited(self, decisions: Sequence[Decision]) -> list[int]:
+        """The positions of the decisions to write, in order: every denial, each binding's
+        first ALLOWED decision of the usage period, and the sample of the allows.
+
+        Done with whole-list operations (``count``, ``index``, a set difference) rather than a
+        step per decision: most of a request's decisions are allows of bindings already used
+        this period, and those cost nothing here unless sampled.  The sample is a Bernoulli
+        process over all positions (the gaps between sampled positions are geometric, carried
+        from one request to the next); a sampled denial or first use is written once."""
+        n = len(decisions)
+        results = list(map(_RESULT, decisions))
+        picked = []
+        at = 0
+        for _ in range(n - results.count(ALLOWED)):
+            at = results.index(DENIED, at)
+            picked.append(at)
+            at += 1
+        used = self._used_this_period()
+        if used is not None:
+            bindings = list(map(_BINDING, decisions))
+            fresh = set(map(id, bindings)).difference(used)
+            if fresh:  # the first use of a binding this period (or a DENY binding's first)
+                for i, binding in enumerate(bindings):
+                    key = id(binding)
+                    if key in fresh:
+                        fresh.discard(key)
+                        if results[i] is ALLOWED:
+                            used[key] = binding
+                            picked.append(i)
+                        elif binding is not None and binding.permission_type is _DENY:
+                            used[key] = binding  # never allows: no need to look again
+        if self._rate > 0.0:
+            skip = self._skip
+            while skip < n:
+                picked.append(skip)
+                skip += 1 + self._gap()
+            self._skip = skip - n
+        return sorted(set(picked)) if len(picked) > 1 else picked
+
+    def _gap(self) -> int:
+        """How many positions pass unsampled before the next sampled one (geometric)."""
+        if self._rate >= 1.0:
+            return 0
+        return int(math.log(1.0 - self._random()) / self._log_unsampled)
+
     def _used_this_period(self) -> dict[int, object] | None:
         """The bindings emitted this period (a new period once it ended or the bound is hit);
         None when usage is not tracked."""
@@ -194,7 +246,7 @@ class AuditEmitter:
             return None
         now = time.monotonic()
         if now >= self._usage_period_end or len(self._used) >= self.settings.usage_max_bindings:
-            self._used = {}
+            self._used = {id(None): None}
             self._usage_period_end = now + period
         return self._used
 
@@ -276,9 +328,10 @@ class AuditEmitter:
             time.sleep(0)
         if records:
             self.sink.append(records, timeout=s.sink_timeout_s)
+            # Counted before the commit: whoever sees the backlog empty (flush) sees them sent.
+            self._sent += len(records)
         self.spool.commit(after)
         self._position = after
-        self._sent += len(records)
         if not self._sink_up:
             _log.warning("audit sink is back; shipping the events kept on disk")
         self._sink_up = True
