@@ -31,3 +31,10 @@ def test_a_configured_jar_that_does_not_exist_is_named(tmp_path: Path) -> None:
         session_jars({}, {JARS_ENV: str(tmp_path / "missing.jar")})
     with pytest.raises(SessionSetupError, match=r"nowhere\.txt"):
         session_jars({}, {JARS_FILE_ENV: str(tmp_path / "nowhere.txt")})
+
+
+def test_a_local_session_runs_on_the_client_compiler_alone(spark: object) -> None:
+    """The local session's JVM was started with the option (read back from the JVM itself)."""
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert "-XX:TieredStopAtLevel=1" in arguments
