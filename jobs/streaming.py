@@ -4,7 +4,8 @@ batch replayed after a crash writes nothing twice.
 
 A job's table id is stable across restarts (a hash of its location); each micro-batch is
 written with ``txnAppId`` = that id and ``txnVersion`` = the batch id, which Delta records
-and skips when it sees the pair again.  Appends take the pair as writer options; a MERGE
+and skips when it sees the pair again.  Appends and overwrites take the pair as writer options
+(:func:`idempotent_write`); a MERGE
 reads it from the session, set only for the duration of the write (:func:`idempotent_merge`).
 """
 
@@ -38,6 +39,13 @@ def session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+def idempotent_write(frame: Any, path: str, app_id: str, batch_id: int, *, mode: str = "append") -> None:
+    """Write ``frame`` to the Delta table at ``path`` (``mode``: append or overwrite) with the
+    pair (``app_id``, ``batch_id``): a replayed batch's write is skipped."""
+    (frame.write.format("delta").mode(mode).option("txnAppId", app_id)
+     .option("txnVersion", batch_id).save(path))  # fmt: skip
 
 
 def idempotent_merge(spark: Any, app_id: str, batch_id: int) -> AbstractContextManager[None]:

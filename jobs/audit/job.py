@@ -52,7 +52,7 @@ from jobs.audit.transform import (
     within_bound,
 )
 from jobs.history.archive import LogSource
-from jobs.streaming import run_micro_batches, table_app_id
+from jobs.streaming import idempotent_write, run_micro_batches, table_app_id
 
 DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
 DEFAULT_LATE_BOUND: Final = "10 minutes"
@@ -150,16 +150,11 @@ def write_batch(
     try:
         if not rows.count():  # every partition computed once, then read from the cache
             return
-        _append(rows, table_path(location, "decisions"), app_id, batch_id)
-        _append(per_minute(rows), table_path(location, "minutes"), app_id, batch_id)
+        idempotent_write(rows, table_path(location, "decisions"), app_id, batch_id)
+        idempotent_write(per_minute(rows), table_path(location, "minutes"), app_id, batch_id)
         raise_alerts(spark, rows, location, app_id, batch_id, window_days)
     finally:
         rows.unpersist()
-
-
-def _append(frame: Any, path: str, app_id: str, batch_id: int) -> None:
-    (frame.write.format("delta").mode("append").option("txnAppId", app_id)
-     .option("txnVersion", batch_id).save(path))  # fmt: skip
 
 
 def raise_alerts(
@@ -179,11 +174,10 @@ def raise_alerts(
         alerts = new_denials_in_batch(rows, previous, window_days).persist()
         try:
             if not alerts.isEmpty():
-                _append(alerts, table_path(location, "alerts"), app_id, batch_id)
+                idempotent_write(alerts, table_path(location, "alerts"), app_id, batch_id)
         finally:
             alerts.unpersist()
         latest = merged_last_denied(previous, last_denied(rows))
-        (latest.write.format("delta").mode("overwrite").option("txnAppId", app_id)
-         .option("txnVersion", batch_id).save(path))  # fmt: skip
+        idempotent_write(latest, path, app_id, batch_id, mode="overwrite")
     finally:
         previous.unpersist()

@@ -39,7 +39,7 @@ from jobs.history.decode import SETTING_KIND, binding_identity
 from jobs.history.errors import HistoryError
 from jobs.history.tables import event_of_row
 from jobs.history.worker import DECODED_SCHEMA, decode_partition
-from jobs.streaming import idempotent_merge, run_micro_batches, table_app_id
+from jobs.streaming import idempotent_merge, idempotent_write, run_micro_batches, table_app_id
 from store.access_diff import Request
 from store.acl import AclBinding, AclOperation, ResourceType, parse_fields
 
@@ -221,9 +221,8 @@ class DowngradeWatch:
 
     def _append_alert(self, alert: Alert, batch_id: int) -> None:
         frame = self.spark.createDataFrame([alert_row(alert, batch_id)], ALERTS_SCHEMA)
-        (frame.write.format("delta").mode("append")
-         .option("txnAppId", table_app_id("downgrade-alerts", self.location))
-         .option("txnVersion", batch_id).save(alerts_path(self.location)))  # fmt: skip
+        app_id = table_app_id("downgrade-alerts", self.location)
+        idempotent_write(frame, alerts_path(self.location), app_id, batch_id)
 
     def _merge_state(self, rows: list[tuple[Any, ...]], batch_id: int) -> None:
         from delta.tables import DeltaTable

@@ -37,7 +37,7 @@ from jobs.history.tables import (
     validity_path,
 )
 from jobs.history.worker import DECODED_ARROW_SCHEMA, DECODED_SCHEMA, decode_batches, stop_message
-from jobs.streaming import run_micro_batches, table_app_id
+from jobs.streaming import idempotent_write, run_micro_batches, table_app_id
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
 from store.log.client_properties import KafkaClientProperties
@@ -211,8 +211,7 @@ class Archiver:
     def append(self, rows: Any, path: str, batch_id: int) -> None:
         """Append an Arrow table to the Delta table at ``path`` as one file per partition."""
         if rows.num_rows:
-            (self.spark.createDataFrame(rows).coalesce(1).write.format("delta").mode("append")
-             .option("txnAppId", self.app_id).option("txnVersion", batch_id).save(path))  # fmt: skip
+            idempotent_write(self.spark.createDataFrame(rows).coalesce(1), path, self.app_id, batch_id)
 
 
 class _Running:

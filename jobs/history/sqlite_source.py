@@ -50,7 +50,7 @@ ARROW_BATCH_ROWS: Final = 10_000
 
 def record_batches(data_dir: str, start: int, end: int) -> Iterator[Any]:
     """The records ``[start, end)`` as Arrow record batches of :data:`SCHEMA`'s columns:
-    Spark takes them as they are, where rows (:func:`records`) it converts one by one."""
+    Spark takes them as they are, where it would convert rows one by one."""
     import pyarrow as pa
 
     db = _connect(data_dir)
