@@ -757,15 +757,19 @@ def _regions_of_type(
                 found[1].extend(sides[1])
         return found
 
+    def longest_prefix(name: str, at_most: int) -> str:
+        """The longest prefix in play of ``name`` no longer than ``at_most``, else ``""`` (the
+        rest region's key): the parent of a region (:attr:`_Region.parent`)."""
+        for length in reversed(lengths):
+            if length <= at_most and name[:length] in prefix_set:
+                return name[:length]
+        return ""
+
     def literal_region(name: str) -> _Region:
         before, after = matching(name)
         own = by_pattern.get((PatternType.LITERAL, name), empty)
-        parent = ""  # the longest prefix in play above the name, else the rest region's
-        for length in reversed(lengths):
-            if length <= len(name) and name[:length] in prefix_set:
-                parent = name[:length]
-                break
         names = NameSet(PatternType.LITERAL, name)
+        parent = longest_prefix(name, len(name))
         return _Region(resource_type, names, name, before, after, parent, (len(own[0]), len(own[1])))
 
     def prefix_region(prefix: str) -> _Region:
@@ -781,13 +785,7 @@ def _regions_of_type(
             before = [*before[-len(own[0]):], *before[:-len(own[0])]]
         if own[1]:
             after = [*after[-len(own[1]):], *after[:-len(own[1])]]
-        parent = None
-        if prefix:
-            parent = ""  # the longest shorter prefix in play, else the rest region's
-            for length in reversed(lengths):
-                if length < len(prefix) and prefix[:length] in prefix_set:
-                    parent = prefix[:length]
-                    break
+        parent = longest_prefix(prefix, len(prefix) - 1) if prefix else None
         return _Region(resource_type, names, witness, before, after, parent, (len(own[0]), len(own[1])))
 
     roots = ["", *prefixes] if "" not in prefix_set else list(prefixes)

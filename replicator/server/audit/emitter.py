@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _json_string
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from replicator.contract.audit_event import AuditEventEncoder, DecisionNamesJson
 from replicator.server.audit.spool import Line, Spool
@@ -105,12 +105,15 @@ class AuditSettings:
 
 
 # --- the compact line: [time_ns, principal, host, offset, [decision, ...]] ---------------------
-# each decision as names (replicator.contract.audit_event.decision_names); the request path
-# writes the same JSON text without making the lists (DecisionNamesJson)
+# each decision as names (replicator.contract.audit_event.decision_names), as compact JSON text
+# (the request path makes it without the lists: DecisionNamesJson)
 
 
-def _encode(head: list[Any], items: list[list[Any]]) -> bytes:
-    return json.dumps([*head, items], separators=(",", ":")).encode("utf-8")
+def _line(time_ns: int, principal: str, host: str, offset: int, items: Sequence[str]) -> bytes:
+    """A spool line of ``items`` (each a decision's JSON text), the same as ``json.dumps`` of
+    the list with ``separators=(",", ":")`` gives."""
+    head = f"[{time_ns},{_json_string(principal)},{_json_string(host)},{int(offset)},["
+    return f"{head}{','.join(items)}]]".encode()
 
 
 def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[tuple[bytes, bytes]]:
@@ -171,19 +174,17 @@ class AuditEmitter:
     ) -> None:
         """Write the request's audited decisions (every denial, a sample of the allows, and
         each binding's first ALLOWED decision of the usage period)."""
-        positions = self._audited(decisions)
         if len(actions) != len(decisions):
             raise ValueError(f"{len(actions)} actions but {len(decisions)} decisions")
+        positions = self._audited(decisions)
         if not positions:
             return
         names = self._names
         items = [names(actions[i], decisions[i]) for i in positions]
-        if not items:
-            return
-        head = f"[{time.time_ns()},{_json_string(principal)},{_json_string(host)},{int(offset)},["
+        time_ns = time.time_ns()
         dropped = self.spool.append(
-            len(items), f"{head}{','.join(items)}]]".encode(),
-            lambda n: f"{head}{','.join(items[:n])}]]".encode(),
+            len(items), _line(time_ns, principal, host, offset, items),
+            lambda n: _line(time_ns, principal, host, offset, items[:n]),
         )
         if dropped:
             _log.error(
@@ -371,8 +372,8 @@ def _adopt_legacy_buffer(path: Path, spool: Spool) -> None:
             ],
         ]  # fmt: skip
         time_ns = _time_ns(event["time"])
-        head = [time_ns, data["principal"], data["host"], data["offset"]]
-        body = _encode(head, [item])
+        body = _line(time_ns, data["principal"], data["host"], data["offset"],
+                     [json.dumps(item, separators=(",", ":"))])  # fmt: skip
         spool.append(1, body, _whole(body))
     path.rename(path.with_name(path.name + ".adopted"))
     _log.warning("moved %d audit events from %s into the spool", len(rows), path)
