@@ -24,6 +24,7 @@ partition.  The union of the rows is :func:`store.access_diff.access_diff`'s ans
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -41,9 +42,11 @@ from store.access_diff import (
 )
 from store.acl import (
     WILDCARD_RESOURCE,
+    AccessControlEntry,
     AclBinding,
     AclOperation,
     PatternType,
+    ResourcePattern,
     ResourceType,
     parse_fields,
 )
@@ -101,6 +104,23 @@ class _Rows:
         )  # fmt: skip
 
 
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """The cyclic collector paused (and resumed as it was).
+
+    The engine and the rows' decoding allocate millions of small acyclic objects, each freed
+    by its count, while the states' millions of bindings stay alive: every full pass of the
+    collector walks them all and finds nothing (on the driver at 1,000,000 bindings, the
+    rows' decoding took five times as long with it running)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def is_short(binding: AclBinding, depth: int) -> bool:
     """Applies across partitions: the LITERAL ``*`` or a name shorter than ``depth``."""
     if binding.pattern_type is PatternType.LITERAL and binding.name == WILDCARD_RESOURCE:
@@ -109,18 +129,29 @@ def is_short(binding: AclBinding, depth: int) -> bool:
 
 
 class _Parser:
-    """Fields to bindings, the four enum fields parsed once per distinct combination."""
+    """Fields to bindings, each distinct pattern and entry built (and hashed) once: a
+    partition's bindings share a few thousand patterns, and each key's group is parsed again
+    with the short bindings of its type."""
 
     def __init__(self) -> None:
-        self.enums: dict[tuple[str, str, str, str], tuple[Any, ...]] = {}
+        self.patterns: dict[tuple[str, str, str], ResourcePattern] = {}
+        self.entries: dict[tuple[str, str, str, str], AccessControlEntry] = {}
 
     def binding(self, fields: Fields) -> AclBinding:
         rt, name, pt, principal, host, op, perm = fields
-        parsed = self.enums.get((rt, pt, op, perm))
-        if parsed is None:
-            full = parse_fields(fields)
-            parsed = self.enums[rt, pt, op, perm] = (full[0], full[2], full[5], full[6])
-        return AclBinding.of(parsed[0], name, parsed[1], principal, host, parsed[2], parsed[3])
+        pattern = self.patterns.get((rt, name, pt))
+        if pattern is None:
+            parsed = parse_fields(fields)
+            pattern = self.patterns[rt, name, pt] = ResourcePattern(
+                resource_type=parsed[0], name=name, pattern_type=parsed[2]
+            )
+        entry = self.entries.get((principal, host, op, perm))
+        if entry is None:
+            parsed = parse_fields(fields)
+            entry = self.entries[principal, host, op, perm] = AccessControlEntry(
+                principal=principal, host=host, operation=parsed[5], permission_type=parsed[6]
+            )
+        return AclBinding(pattern=pattern, entry=entry)
 
 
 def _states(
@@ -180,16 +211,9 @@ def decide_batches(
                 groups.setdefault((code, stem), []).append(entry)
         parser = _Parser()
         rows: list[AccessDelta] = []
-        # The engine allocates millions of small acyclic objects, each freed by its count:
-        # the cyclic collector's passes over them cost a third of the time and find nothing.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with _no_cyclic_gc():  # a third of the engine's time otherwise, finding nothing
             for key, group in groups.items():
                 rows.extend(decide_partition(key, group, short, settings, folded, parser))
-        finally:
-            if collecting:
-                gc.enable()
         cell = pickle.dumps([row_tuple(row) for row in rows])
         yield pa.RecordBatch.from_pydict({"rows": [cell]}, pa.schema([("rows", pa.binary())]))
 
@@ -280,6 +304,13 @@ def distributed_access_diff(
     """:func:`store.access_diff.access_diff` of ``before`` and ``after`` on ``spark``;
     ``folded``: :func:`store.access_diff.compact` of it, each partition's rows folded as they
     are decided (far fewer rows to build and collect), then their union."""
+    with _no_cyclic_gc():
+        return _distributed(spark, before, after, depth, partitions, folded)
+
+
+def _distributed(
+    spark: Any, before: AclState, after: AclState, depth: int, partitions: int, folded: bool
+) -> AccessDiff:
     import pyarrow as pa
 
     settings = (AclState(frozenset(), before.super_users, before.allow_everyone_if_no_acl_found),

@@ -49,7 +49,7 @@ from store.acl import (
 )
 from store.authorizer import AuthorizerConfig
 from store.authorizer.decision import covered_operations
-from store.events import binding_min_reader_version
+from store.events import binding_min_reader_version, binding_requirement_key
 from store.kafka_apis import API_KEY_TABLE
 
 ANY = "*"
@@ -1088,10 +1088,18 @@ def older_reader_state(state: AclState, reader_version: int) -> tuple[AclState, 
     """
     from store.events import CONFIG_EVENT_MIN_READER_VERSION
 
-    # the few dropped ones hashed, the rest kept by set difference (no binding hashed again)
-    dropped = frozenset(
-        b for b in state.bindings if binding_min_reader_version(b) > reader_version
-    )
+    # The rule asked once per key it reads (a few dozen), not once per binding; the few
+    # dropped ones collected, the rest kept by set difference.
+    needs: dict[tuple[object, ...], bool] = {}
+    dropped_list: list[AclBinding] = []
+    for b in state.bindings:
+        kind = binding_requirement_key(b)
+        drop = needs.get(kind)
+        if drop is None:
+            drop = needs[kind] = binding_min_reader_version(b) > reader_version
+        if drop:
+            dropped_list.append(b)
+    dropped = frozenset(dropped_list)
     kept = state.bindings - dropped
     stopping = len(dropped)
     if reader_version < CONFIG_EVENT_MIN_READER_VERSION:

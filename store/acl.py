@@ -12,7 +12,7 @@ import enum
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 WILDCARD_RESOURCE = "*"
@@ -24,6 +24,12 @@ CLUSTER_NAME = "kafka-cluster"
 """The only name a CLUSTER resource may have."""
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+_PARSED: dict[type[enum.IntEnum], dict[str, enum.IntEnum]] = {}
+"""Each enum's parsed names: a state's decoding parses the same few names millions of times."""
+_PARSED_LIMIT = 4096
+"""How many distinct texts each enum remembers (arbitrary input cannot grow it further)."""
 
 
 class _KafkaEnum(enum.IntEnum):
@@ -44,6 +50,16 @@ class _KafkaEnum(enum.IntEnum):
         ``DescribeConfigs``, ``DESCRIBE_CONFIGS`` and ``describe_configs`` all parse;
         mirrors ``SecurityUtils.operation`` / ``AclOperation.fromString``.
         """
+        known = _PARSED.setdefault(cls, {})
+        member = known.get(text) if isinstance(text, str) else None
+        if member is None:
+            member = cls._parse_text(text)
+            if isinstance(text, str) and len(known) < _PARSED_LIMIT:
+                known[text] = member
+        return member  # type: ignore[return-value]
+
+    @classmethod
+    def _parse_text(cls, text: str) -> Self:
         upper = text.upper()
         if upper in cls.__members__:
             return cls[upper]
@@ -112,7 +128,7 @@ class PatternType(_KafkaEnum):
     PREFIXED = 4
 
     @classmethod
-    def parse(cls, text: str) -> Self:
+    def _parse_text(cls, text: str) -> Self:
         """Case-sensitive, as ``PatternType.fromString``: ``"prefixed"`` is UNKNOWN."""
         return cls[text] if text in cls.__members__ else cls["UNKNOWN"]
 
@@ -140,6 +156,12 @@ class _Descending:
         return hash(self.key)
 
 
+def _rebuilt(cls: type[Any], kwargs: dict[str, Any]) -> Any:
+    """Unpickling's constructor call: the value is built (and its hash computed) anew, since
+    a string's hash differs from one process to the next."""
+    return cls(**kwargs)
+
+
 def java_string_key(text: str) -> bytes:
     """A bytes key that orders strings as Java's ``String.compareTo`` (UTF-16 code units)."""
     return text.encode("utf-16-be", "surrogatepass")
@@ -157,6 +179,8 @@ class ResourcePattern:
     resource_type: ResourceType
     name: str
     pattern_type: PatternType = PatternType.LITERAL
+    _hash: int = field(init=False, repr=False, compare=False)
+    """The fields' hash, computed once: a state's sets and dicts hash each binding often."""
 
     def __post_init__(self) -> None:
         # Kafka's constructor order: requireNonNull(name) before the ANY/MATCH checks.
@@ -166,6 +190,14 @@ class ResourcePattern:
             raise ValueError("resourceType must not be ANY")
         if self.pattern_type in (PatternType.MATCH, PatternType.ANY):
             raise ValueError(f"patternType must not be {self.pattern_type.name}")
+        object.__setattr__(self, "_hash", hash((self.resource_type, self.name, self.pattern_type)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuilt, (ResourcePattern, {"resource_type": self.resource_type, "name": self.name,
+                                            "pattern_type": self.pattern_type})  # fmt: skip
 
     @property
     def is_unknown(self) -> bool:
@@ -191,6 +223,8 @@ class AccessControlEntry:
     host: str
     operation: AclOperation
     permission_type: AclPermissionType
+    _hash: int = field(init=False, repr=False, compare=False)
+    """The fields' hash, computed once (as :attr:`ResourcePattern._hash`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.principal, str):
@@ -201,6 +235,18 @@ class AccessControlEntry:
             raise ValueError("operation must not be ANY")
         if self.permission_type is AclPermissionType.ANY:
             raise ValueError("permissionType must not be ANY")
+        object.__setattr__(
+            self, "_hash", hash((self.principal, self.host, self.operation, self.permission_type))
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuilt, (AccessControlEntry, {
+            "principal": self.principal, "host": self.host, "operation": self.operation,
+            "permission_type": self.permission_type,
+        })  # fmt: skip
 
     @property
     def is_unknown(self) -> bool:
@@ -227,6 +273,17 @@ class AclBinding:
 
     pattern: ResourcePattern
     entry: AccessControlEntry
+    _hash: int = field(init=False, repr=False, compare=False)
+    """The hash of the (already hashed) pattern and entry, computed once."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.pattern, self.entry)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuilt, (AclBinding, {"pattern": self.pattern, "entry": self.entry})
 
     @classmethod
     def of(

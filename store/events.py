@@ -75,6 +75,14 @@ def binding_min_reader_version(binding: AclBinding) -> int:
     return binding_format_requirement(binding)[0]
 
 
+def binding_requirement_key(binding: AclBinding) -> tuple[object, ...]:
+    """What :func:`binding_format_requirement` reads of a binding (its four enum fields): two
+    bindings with the same key need the same version, so a caller over millions of bindings
+    asks once per key.  Kept beside the rule: a rule reading more must widen this key."""
+    pattern, entry = binding.pattern, binding.entry
+    return (pattern.resource_type, pattern.pattern_type, entry.operation, entry.permission_type)
+
+
 CONFIG_EVENT_MIN_READER_VERSION: Final = FORMAT_V3
 """Config events came with format 3; older readers see them as an unknown event type."""
 
