@@ -29,6 +29,7 @@ import random
 import sqlite3
 import threading
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _json_string
@@ -96,9 +97,7 @@ class AuditSettings:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.allow_sample_rate <= 1.0:
-            raise ValueError(
-                f"allow_sample_rate must be within [0, 1], got {self.allow_sample_rate}"
-            )
+            raise ValueError(f"allow_sample_rate must be within [0, 1], got {self.allow_sample_rate}")
         for name in ("buffer_max_events", "batch_events", "segment_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -109,20 +108,23 @@ class AuditSettings:
 
 
 # --- the spool line's body ----------------------------------------------------------------------
-# v2 (written): "v2", time_ns, principal and host as JSON strings, offset, then each audited
-# decision's fragment (replicator.contract.audit_event.DecisionFragments), tab-separated: the
-# fields are ASCII JSON, in which a raw tab never occurs.  The sender splits and joins bytes.
+# v2 (written): "v2", the CRC-32 (8 hex digits) of the rest, time_ns, principal and host as
+# JSON strings, offset, then each audited decision's fragment
+# (replicator.contract.audit_event.DecisionFragments), tab-separated: the fields are ASCII
+# JSON, in which a raw tab never occurs.  The sender splits and joins bytes without parsing
+# the JSON, so the CRC is what finds a line changed on disk before it reaches the audit log.
 # v1 (written by earlier versions, read): [time_ns, principal, host, offset, [names, ...]] as
 # compact JSON, each decision as names (decision_names); upcast to v2's parts on read.
 
 
 def _body(head: str, fragments: Sequence[str]) -> bytes:
-    """A v2 body: ``head`` (:func:`_head`) and the fragments."""
-    return "\t".join((head, *fragments)).encode()
+    """A v2 body: its CRC, ``head`` (:func:`_head`) and the fragments."""
+    rest = "\t".join((head, *fragments)).encode()
+    return b"v2\t%08x\t%s" % (zlib.crc32(rest), rest)
 
 
 def _head(time_ns: int, principal: str, host: str, offset: int) -> str:
-    return f"v2\t{time_ns}\t{_json_string(principal)}\t{_json_string(host)}\t{int(offset)}"
+    return f"{time_ns}\t{_json_string(principal)}\t{_json_string(host)}\t{int(offset)}"
 
 
 def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[tuple[bytes, bytes]]:
@@ -132,7 +134,10 @@ def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[
     Raises ValueError (or TypeError, KeyError) for a body that is neither version.
     """
     if line.body.startswith(b"v2\t"):
-        parts = line.body.split(b"\t")
+        rest = line.body[12:]
+        if line.body[11:12] != b"\t" or int(line.body[3:11], 16) != zlib.crc32(rest):
+            raise ValueError(f"an audit spool line whose CRC does not match: {line.body[:40]!r}")
+        parts = [b"v2", *rest.split(b"\t")]
         time_ns, principal, host, offset = int(parts[1]), parts[2], parts[3], int(parts[4])
         fragments = parts[5:]
     elif line.body.startswith(b"["):  # v1
@@ -156,9 +161,7 @@ def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[
 class AuditEmitter:
     """Writes audited decisions to the spool and ships them to the sink from a sender thread."""
 
-    def __init__(
-        self, sink: AuditSink, spool_dir: Path, settings: AuditSettings | None = None
-    ) -> None:
+    def __init__(self, sink: AuditSink, spool_dir: Path, settings: AuditSettings | None = None) -> None:
         self.sink = sink
         self.settings = settings or AuditSettings()
         s = self.settings
