@@ -89,42 +89,65 @@ def decision_names(action: Action, decision: Decision) -> list[Any]:
     ]  # fmt: skip
 
 
-class DecisionNamesJson:
-    """:func:`decision_names` straight to its compact JSON text (what ``json.dumps(...,
-    separators=(",", ":"))`` gives), for the request path: no list per decision, and each
-    binding's JSON made once per binding object (the replica hands out the same object for a
-    binding while it is cached).  Safe to share between threads: the cache only ever holds
-    whole entries, and an entry is used only for the very object it was made from."""
+class DecisionFragments:
+    """A decision straight to its *fragment*: the text of the event's ``data`` fields that
+    differ from one decision of a request to the next, from ``"operation"`` to ``"reason"``::
+
+        "operation":"READ","resourceType":"TOPIC","resourceName":"t","patternType":"LITERAL",
+        "result":"DENIED","reason":{...}
+
+    For the request path: the spool keeps fragments, so the sender only puts ids and what the
+    request's events share around them (:meth:`AuditEventEncoder.encode_fragments`).  Each
+    reason is made once per rule, and once per binding object for the reasons that name a
+    binding (the replica hands out the same object for a binding while it is cached).  Safe to
+    share between threads: the cache only ever holds whole entries, and an entry is used only
+    for the very object it was made from.  The text is ASCII JSON (a tab or newline in a name
+    is escaped), so a raw tab or newline never occurs in it."""
 
     _MAX_BINDINGS: Final = 100_000
 
     def __init__(self) -> None:
-        self._bindings: dict[int, tuple[AclBinding, str]] = {}
+        self._bindings: dict[int, tuple[AclBinding, DecisionRule, str]] = {}
+        self._rules = {id(rule): _reason_json(rule.name, None) for rule in DecisionRule}
 
     def __call__(self, action: Action, decision: Decision) -> str:
         b = decision.binding
         if b is None:
-            binding = "null"
+            reason = self._rules[id(decision.rule)]
         else:
             hit = self._bindings.get(id(b))
-            if hit is not None and hit[0] is b:
-                binding = hit[1]
+            if hit is not None and hit[0] is b and hit[1] is decision.rule:
+                reason = hit[2]
             else:
                 if len(self._bindings) >= self._MAX_BINDINGS:
                     self._bindings = {}
-                binding = json.dumps([
-                    _RESOURCE_TYPES[b.resource_type], b.name, _PATTERN_TYPES[b.pattern_type],
-                    b.principal, b.host, _OPERATIONS[b.operation], _PERMISSIONS[b.permission_type],
-                ], separators=(",", ":"))  # fmt: skip
-                self._bindings[id(b)] = (b, binding)
+                reason = _reason_json(decision.rule.name, _binding_names(b))
+                self._bindings[id(b)] = (b, decision.rule, reason)
         # Enum names are ASCII identifiers: only the resource name needs escaping.  Members
         # are looked up by identity (hashing some enum members runs Python code).
         names = _NAMES_BY_ID
         return (
-            f'["{names[id(action.operation)]}","{names[id(action.resource_type)]}",'
-            f'{_json_string(action.name)},"{names[id(action.pattern_type)]}",'
-            f'"{names[id(decision.result)]}","{names[id(decision.rule)]}",{binding}]'
+            f'"operation":"{names[id(action.operation)]}",'
+            f'"resourceType":"{names[id(action.resource_type)]}",'
+            f'"{RESOURCE_NAME}":{_json_string(action.name)},'
+            f'"patternType":"{names[id(action.pattern_type)]}",'
+            f'"result":"{names[id(decision.result)]}","reason":{reason}'
         )
+
+
+def _binding_names(b: AclBinding) -> list[str]:
+    return [
+        _RESOURCE_TYPES[b.resource_type], b.name, _PATTERN_TYPES[b.pattern_type], b.principal,
+        b.host, _OPERATIONS[b.operation], _PERMISSIONS[b.permission_type],
+    ]  # fmt: skip
+
+
+def _reason_json(rule: str, binding: Sequence[str] | None) -> str:
+    """The ``reason`` object as compact JSON (as :func:`reason_json` gives it)."""
+    reason: dict[str, Any] = {"rule": rule, "description": DecisionRule[rule].value}
+    if binding is not None:
+        reason["binding"] = dict(zip(_BINDING_FIELDS, binding, strict=True))
+    return json.dumps(reason, separators=(",", ":"))
 
 
 def _names(kind: type[enum.Enum]) -> dict[Any, str]:
@@ -149,8 +172,9 @@ class AuditEventEncoder:
     """Encodes events straight to the bytes ``encode_audit_event(audit_event(...))`` gives.
 
     The audit sender's loop: no dict per event, the JSON of what a request's events share
-    (source, time, principal, host, offset) made once, each reason made once per rule and
-    binding.  Strings are escaped as :func:`json.dumps` escapes them (ASCII only).
+    (source, time, principal, host, offset) made once, each event a join of byte strings
+    around its fragment (:class:`DecisionFragments`).  Strings are escaped as
+    :func:`json.dumps` escapes them (ASCII only).
     """
 
     _MAX_REASONS: Final = 10_000
@@ -170,24 +194,46 @@ class AuditEventEncoder:
         decisions: Sequence[Sequence[Any]],
     ) -> list[bytes]:
         """One event per decision (as :func:`decision_names` gives it), all of one request."""
-        who = _json_string(principal)
-        head = (
+        return self.encode_fragments(
+            event_ids=[_json_string(i)[1:-1].encode() for i in event_ids], time_ns=time_ns,
+            principal_json=_json_string(principal).encode(), host_json=_json_string(host).encode(),
+            offset=offset, fragments=[self.fragment(names).encode() for names in decisions],
+        )  # fmt: skip
+
+    def encode_fragments(
+        self,
+        *,
+        event_ids: Sequence[bytes],
+        time_ns: int,
+        principal_json: bytes,
+        host_json: bytes,
+        offset: int,
+        fragments: Sequence[bytes],
+    ) -> list[bytes]:
+        """One event per fragment, all of one request; ``event_ids`` already escaped as JSON
+        string contents (without the quotes), ``principal_json`` and ``host_json`` JSON strings
+        (with them)."""
+        head = b"".join((
             f'","source":{self._source},"type":"{EVENT_TYPE}","time":"{event_time(time_ns)}",'
-            f'"datacontenttype":"application/json","subject":{who},"data":{{"principal":{who},'
-            f'"host":{_json_string(host)},"operation":"'
+            '"datacontenttype":"application/json","subject":'.encode(),
+            principal_json, b',"data":{"principal":', principal_json, b',"host":', host_json, b",",
+        ))  # fmt: skip
+        tail = b',"offset":%d}}' % int(offset)
+        start = b'{"specversion":"' + SPEC_VERSION.encode() + b'","id":"'
+        join = b"".join
+        return [
+            join((start, event_id, head, fragment, tail))
+            for event_id, fragment in zip(event_ids, fragments, strict=True)
+        ]
+
+    def fragment(self, names: Sequence[Any]) -> str:
+        """A decision as names (:func:`decision_names`, or as JSON gives them back) to the text
+        :class:`DecisionFragments` makes of it."""
+        op, rt, name, pt, result, rule, binding = names
+        return (
+            f'"operation":"{op}","resourceType":"{rt}","{RESOURCE_NAME}":{_json_string(name)},'
+            f'"patternType":"{pt}","result":"{result}","reason":{self._reason(rule, binding)}'
         )
-        tail = f',"offset":{int(offset)}}}}}'
-        out = []
-        for event_id, (op, rt, name, pt, result, rule, binding) in zip(
-            event_ids, decisions, strict=True
-        ):
-            out.append(
-                f'{{"specversion":"{SPEC_VERSION}","id":{_json_string(event_id)[:-1]}{head}{op}",'
-                f'"resourceType":"{rt}","{RESOURCE_NAME}":{_json_string(name)},'
-                f'"patternType":"{pt}","result":"{result}","reason":{self._reason(rule, binding)}'
-                f"{tail}".encode()
-            )
-        return out
 
     def _reason(self, rule: str, binding: Sequence[str] | None) -> str:
         key = (rule, None if binding is None else tuple(binding))
@@ -195,10 +241,7 @@ class AuditEventEncoder:
         if text is None:
             if len(self._reasons) >= self._MAX_REASONS:
                 self._reasons.clear()
-            reason: dict[str, Any] = {"rule": rule, "description": DecisionRule[rule].value}
-            if binding is not None:
-                reason["binding"] = dict(zip(_BINDING_FIELDS, binding, strict=True))
-            text = self._reasons[key] = json.dumps(reason, separators=(",", ":"))
+            text = self._reasons[key] = _reason_json(rule, binding)
         return text
 
 

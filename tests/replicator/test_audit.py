@@ -46,9 +46,7 @@ def test_denials_are_always_emitted_and_allows_sampled(tmp_path: Path) -> None:
     decisions = [DENIED, ALLOWED, DENIED, ALLOWED, ALLOWED]
     for rate, expected in ((0.0, ["t0", "t2"]), (1.0, ["t0", "t1", "t2", "t3", "t4"])):
         sink = EmbeddedChangeLog(tmp_path / f"sink-{rate}")
-        emitter = AuditEmitter(
-            sink, tmp_path / f"spool-{rate}", AuditSettings(allow_sample_rate=rate)
-        )
+        emitter = AuditEmitter(sink, tmp_path / f"spool-{rate}", AuditSettings(allow_sample_rate=rate))
         emitter.record("User:bob", "10.0.0.1", actions, decisions, 41)
         assert emitter.flush(10)
         emitter.close()
@@ -270,8 +268,12 @@ def test_events_left_in_an_earlier_versions_sqlite_buffer_are_shipped_first(tmp_
     deny = binding(TOPIC, "secret", "User:eve", READ, permission=AclPermissionType.DENY)
     old = [
         audit_event(
-            event_id=f"old{i}", source="aclstore://old", time_ns=1_700_000_000_000_001_000 + i,
-            principal="User:eve", host="10.0.0.9", action=Action(READ, TOPIC, f"secret-{i}"),
+            event_id=f"old{i}",
+            source="aclstore://old",
+            time_ns=1_700_000_000_000_001_000 + i,
+            principal="User:eve",
+            host="10.0.0.9",
+            action=Action(READ, TOPIC, f"secret-{i}"),
             decision=Decision(AuthorizationResult.DENIED, DecisionRule.MATCHING_ACL, deny),
             offset=7,
         )
@@ -297,3 +299,76 @@ def test_events_left_in_an_earlier_versions_sqlite_buffer_are_shipped_first(tmp_
     # The same events but for the id and source, which the spool gives: the data is kept whole.
     assert [e["data"] for e in events[:3]] == [e["data"] for e in old]
     assert [e["time"] for e in events[:3]] == [e["time"] for e in old]
+
+
+def test_spool_lines_an_earlier_version_wrote_ship_as_the_same_events(tmp_path: Path) -> None:
+    """Version 1 of the spool line (compact JSON of the decisions as names), as the previous
+    release wrote it: upcast on read, each event the bytes the event dict encodes to."""
+    from replicator.contract.audit_event import audit_event, decision_names, encode_audit_event
+    from replicator.server.audit.spool import ID_FILE, segment_name
+
+    quoted = binding(TOPIC, 'caf\u00e9 "q"\t', "User:\u00e9ve", READ, pattern=PatternType.PREFIXED)
+    by_acl = Decision(AuthorizationResult.ALLOWED, DecisionRule.MATCHING_ACL, quoted)
+    cases = [(Action(READ, TOPIC, 'caf\u00e9 "q"\tx'), by_acl), (Action(READ, TOPIC, "other"), DENIED)]
+    spool_dir = tmp_path / "spool"
+    spool_dir.mkdir()
+    (spool_dir / ID_FILE).write_text("00112233445566ff\n")
+    lines = [
+        (0, [1_700_000_000_000_001_000, "User:\u00e9ve", "10.0.0.9", 7, [decision_names(*cases[0])]]),
+        (1, [1_700_000_000_000_002_000, 'User:"x"', "::1", 8, [decision_names(*c) for c in cases]]),
+    ]  # fmt: skip
+    (spool_dir / segment_name(0)).write_bytes(b"".join(
+        b"%d %d %s\n" % (seq, len(body[4]), json.dumps(body, separators=(",", ":")).encode())
+        for seq, body in lines
+    ))  # fmt: skip
+    sink = EmbeddedChangeLog(tmp_path / "sink")
+    emitter = AuditEmitter(sink, spool_dir, AuditSettings(source="aclstore://n"))
+    assert emitter.flush(10)
+    emitter.close()
+    shipped = [(r.key, r.value) for r in sink.read(0, timeout=1.0)]
+    sink.close()
+    expected = []
+    for seq, (time_ns, principal, host, offset, _), pairs in (
+        (0, lines[0][1], cases[:1]), (1, lines[1][1], cases),
+    ):  # fmt: skip
+        for i, (action, decision) in enumerate(pairs):
+            event_id = f"00112233445566ff{seq + i:016x}"
+            event = audit_event(
+                event_id=event_id, source="aclstore://n", time_ns=time_ns, principal=principal,
+                host=host, action=action, decision=decision, offset=offset,
+            )  # fmt: skip
+            expected.append((event_id.encode(), encode_audit_event(event)))
+    assert shipped == expected
+
+
+@pytest.mark.unit
+def test_a_spool_line_changed_on_disk_is_skipped_not_shipped(tmp_path: Path) -> None:
+    """The sender does not parse a line's JSON, so its CRC is what keeps a changed line (same
+    number of decisions, one name's byte altered) out of the audit log: the line is counted
+    as corrupt and skipped, the intact line beside it ships."""
+    from replicator.contract.audit_event import DecisionFragments
+    from replicator.server.audit.spool import ID_FILE, segment_name
+
+    spool_dir = tmp_path / "spool"
+    spool_dir.mkdir()
+    (spool_dir / ID_FILE).write_text("00112233445566ff\n")
+    fragment = DecisionFragments()
+    bodies = [
+        emitter_module._body(
+            emitter_module._head(1_700_000_000_000_000_000 + seq, "User:bob", "10.0.0.1", 5),
+            [fragment(Action(READ, TOPIC, f"orders{seq}"), DENIED)],
+        )
+        for seq in range(2)
+    ]
+    damaged = bodies[0].replace(b"orders0", b"orderz0")
+    assert damaged != bodies[0]
+    (spool_dir / segment_name(0)).write_bytes(b"0 1 %s\n1 1 %s\n" % (damaged, bodies[1]))
+    sink = EmbeddedChangeLog(tmp_path / "sink")
+    emitter = AuditEmitter(sink, spool_dir, AuditSettings(source="aclstore://n"))
+    assert emitter.flush(10)
+    corrupt = emitter.spool.corrupt_lines
+    emitter.close()
+    shipped = events_in(sink)
+    sink.close()
+    assert corrupt == 1
+    assert [e["data"]["resourceName"] for e in shipped] == ["orders1"]

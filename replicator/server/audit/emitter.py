@@ -4,7 +4,7 @@ Denials are always audited; allows are sampled (``allow_sample_rate``), except t
 ALLOWED decision of each binding in every usage period (``usage_period_s``, an hour) is always
 audited, so that a grant in use is never reported unused for want of a sample (``audit report``'s
 unused grants are exact to within a period).  The request path
-writes the request's audited decisions as one compact line to the spool
+writes the request's audited decisions as one line to the spool
 (:mod:`replicator.server.audit.spool`): one ``write(2)`` per request, no fsync, so a killed
 process loses nothing.  A sender thread reads the spool, turns each decision into a CloudEvent
 (built by :mod:`replicator.contract.audit_event`, declared in ``schemas/audit_event_v1.json``:
@@ -29,6 +29,7 @@ import random
 import sqlite3
 import threading
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _json_string
@@ -36,7 +37,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Final, Protocol
 
-from replicator.contract.audit_event import AuditEventEncoder, DecisionNamesJson
+from replicator.contract.audit_event import AuditEventEncoder, DecisionFragments
 from replicator.server.audit.spool import Line, Spool
 from replicator.server.metrics import AuditFigures
 from store.acl import AclPermissionType
@@ -49,6 +50,10 @@ _DENY: Final = AclPermissionType.DENY
 SPOOL_DIR: Final = "audit-spool"
 LEGACY_BUFFER_FILE: Final = "audit-buffer.sqlite3"
 """The SQLite buffer of earlier versions: its events are moved into the spool at start."""
+
+_HAND_OVER_EVENTS: Final = 256
+"""The sender lets a waiting request thread run after about this many events encoded (a
+few hundred microseconds)."""
 
 _log = logging.getLogger("aclstore.audit")
 
@@ -92,9 +97,7 @@ class AuditSettings:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.allow_sample_rate <= 1.0:
-            raise ValueError(
-                f"allow_sample_rate must be within [0, 1], got {self.allow_sample_rate}"
-            )
+            raise ValueError(f"allow_sample_rate must be within [0, 1], got {self.allow_sample_rate}")
         for name in ("buffer_max_events", "batch_events", "segment_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -104,45 +107,68 @@ class AuditSettings:
             raise ValueError("sink_timeout_s and retry_backoff_s must be > 0, linger_s >= 0")
 
 
-# --- the compact line: [time_ns, principal, host, offset, [decision, ...]] ---------------------
-# each decision as names (replicator.contract.audit_event.decision_names), as compact JSON text
-# (the request path makes it without the lists: DecisionNamesJson)
+# --- the spool line's body ----------------------------------------------------------------------
+# v2 (written): "v2", the CRC-32 (8 hex digits) of the rest, time_ns, principal and host as
+# JSON strings, offset, then each audited decision's fragment
+# (replicator.contract.audit_event.DecisionFragments), tab-separated: the fields are ASCII
+# JSON, in which a raw tab never occurs.  The sender splits and joins bytes without parsing
+# the JSON, so the CRC is what finds a line changed on disk before it reaches the audit log.
+# v1 (written by earlier versions, read): [time_ns, principal, host, offset, [names, ...]] as
+# compact JSON, each decision as names (decision_names); upcast to v2's parts on read.
 
 
-def _line(time_ns: int, principal: str, host: str, offset: int, items: Sequence[str]) -> bytes:
-    """A spool line of ``items`` (each a decision's JSON text), the same as ``json.dumps`` of
-    the list with ``separators=(",", ":")`` gives."""
-    head = f"[{time_ns},{_json_string(principal)},{_json_string(host)},{int(offset)},["
-    return f"{head}{','.join(items)}]]".encode()
+def _body(head: str, fragments: Sequence[str]) -> bytes:
+    """A v2 body: its CRC, ``head`` (:func:`_head`) and the fragments."""
+    rest = "\t".join((head, *fragments)).encode()
+    return b"v2\t%08x\t%s" % (zlib.crc32(rest), rest)
+
+
+def _head(time_ns: int, principal: str, host: str, offset: int) -> str:
+    return f"{time_ns}\t{_json_string(principal)}\t{_json_string(host)}\t{int(offset)}"
 
 
 def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[tuple[bytes, bytes]]:
     """A spool line as CloudEvents JSON records: (key = event id, value = the event).
 
     The id is the spool's id and the event's sequence number: the same on every resend.
+    Raises ValueError (or TypeError, KeyError) for a body that is neither version.
     """
-    time_ns, principal, host, offset, items = json.loads(line.body)
-    ids = [f"{spool_id}{seq:016x}" for seq in range(line.seq, line.seq + len(items))]
-    values = encoder.encode(
-        event_ids=ids, time_ns=time_ns, principal=principal, host=host, offset=offset,
-        decisions=items,
+    if line.body.startswith(b"v2\t"):
+        rest = line.body[12:]
+        if line.body[11:12] != b"\t" or int(line.body[3:11], 16) != zlib.crc32(rest):
+            raise ValueError(f"an audit spool line whose CRC does not match: {line.body[:40]!r}")
+        parts = [b"v2", *rest.split(b"\t")]
+        time_ns, principal, host, offset = int(parts[1]), parts[2], parts[3], int(parts[4])
+        fragments = parts[5:]
+    elif line.body.startswith(b"["):  # v1
+        time_ns, principal_text, host_text, offset, items = json.loads(line.body)
+        principal = _json_string(principal_text).encode()
+        host = _json_string(host_text).encode()
+        fragments = [encoder.fragment(item).encode() for item in items]
+    else:
+        raise ValueError(f"an audit spool body of no known version: {line.body[:40]!r}")
+    if len(fragments) != line.count:
+        raise ValueError(f"{len(fragments)} decisions in a line that counts {line.count}")
+    prefix = spool_id.encode()
+    ids = [b"%s%016x" % (prefix, seq) for seq in range(line.seq, line.seq + line.count)]
+    values = encoder.encode_fragments(
+        event_ids=ids, time_ns=time_ns, principal_json=principal, host_json=host, offset=offset,
+        fragments=fragments,
     )  # fmt: skip
-    return [(event_id.encode(), value) for event_id, value in zip(ids, values, strict=True)]
+    return list(zip(ids, values, strict=True))
 
 
 class AuditEmitter:
     """Writes audited decisions to the spool and ships them to the sink from a sender thread."""
 
-    def __init__(
-        self, sink: AuditSink, spool_dir: Path, settings: AuditSettings | None = None
-    ) -> None:
+    def __init__(self, sink: AuditSink, spool_dir: Path, settings: AuditSettings | None = None) -> None:
         self.sink = sink
         self.settings = settings or AuditSettings()
         s = self.settings
         self.spool = Spool(spool_dir, capacity=s.buffer_max_events, segment_bytes=s.segment_bytes)
-        _adopt_legacy_buffer(spool_dir.parent / LEGACY_BUFFER_FILE, self.spool)
-        self._position = self.spool.shipped
         self._encoder = AuditEventEncoder(s.source)
+        _adopt_legacy_buffer(spool_dir.parent / LEGACY_BUFFER_FILE, self.spool, self._encoder)
+        self._position = self.spool.shipped
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._sent = 0
@@ -155,7 +181,7 @@ class AuditEmitter:
         # replica hands out the same object for a binding while it is cached, and another
         # object for the same binding only costs one more event.
         self._used: dict[int, object] = {id(None): None}
-        self._names = DecisionNamesJson()
+        self._fragments = DecisionFragments()
         self._log_unsampled = math.log(1.0 - self._rate) if self._rate < 1.0 else -math.inf
         self._skip = self._gap() if self._rate > 0.0 else 0
         self._usage_period_end = time.monotonic() + s.usage_period_s
@@ -179,13 +205,10 @@ class AuditEmitter:
         positions = self._audited(decisions)
         if not positions:
             return
-        names = self._names
-        items = [names(actions[i], decisions[i]) for i in positions]
-        time_ns = time.time_ns()
-        dropped = self.spool.append(
-            len(items), _line(time_ns, principal, host, offset, items),
-            lambda n: _line(time_ns, principal, host, offset, items[:n]),
-        )
+        fragment = self._fragments
+        items = [fragment(actions[i], decisions[i]) for i in positions]
+        head = _head(time.time_ns(), principal, host, offset)
+        dropped = self.spool.append(len(items), _body(head, items), lambda n: _body(head, items[:n]))
         if dropped:
             _log.error(
                 "audit spool full (%d events not yet shipped): dropped %d events",
@@ -318,15 +341,18 @@ class AuditEmitter:
         if after == self._position:
             return False
         records: list[tuple[bytes, bytes | None]] = []
+        handed_over = 0
         for line in lines:
             try:
                 records.extend(cloud_events(line, self.spool.spool_id, self._encoder))
             except (ValueError, TypeError, KeyError) as exc:  # a body changed on disk
                 self.spool.corrupt_lines += 1
                 _log.error("audit spool line at event %d is unreadable (%r): skipped", line.seq, exc)
-            # Hand the interpreter lock over: a request thread waiting for it would otherwise
-            # wait out the switch interval at each of its I/O calls while this loop runs.
-            time.sleep(0)
+            if len(records) - handed_over >= _HAND_OVER_EVENTS:
+                # Hand the interpreter lock over: a request thread waiting for it would
+                # otherwise wait out the switch interval at each of its I/O calls.
+                handed_over = len(records)
+                time.sleep(0)
         if records:
             self.sink.append(records, timeout=s.sink_timeout_s)
             # Counted before the commit: whoever sees the backlog empty (flush) sees them sent.
@@ -346,7 +372,7 @@ class AuditEmitter:
         self.spool.close()
 
 
-def _adopt_legacy_buffer(path: Path, spool: Spool) -> None:
+def _adopt_legacy_buffer(path: Path, spool: Spool, encoder: AuditEventEncoder) -> None:
     """Move the events of an earlier version's SQLite buffer into the spool, then remove it."""
     if not path.exists():
         return
@@ -372,8 +398,8 @@ def _adopt_legacy_buffer(path: Path, spool: Spool) -> None:
             ],
         ]  # fmt: skip
         time_ns = _time_ns(event["time"])
-        body = _line(time_ns, data["principal"], data["host"], data["offset"],
-                     [json.dumps(item, separators=(",", ":"))])  # fmt: skip
+        body = _body(_head(time_ns, data["principal"], data["host"], data["offset"]),
+                     [encoder.fragment(item)])  # fmt: skip
         spool.append(1, body, _whole(body))
     path.rename(path.with_name(path.name + ".adopted"))
     _log.warning("moved %d audit events from %s into the spool", len(rows), path)

@@ -4,9 +4,9 @@ Every answered request's audited decisions are one line of one segment, written 
 ``write(2)`` per request, not fsynced) before the answer leaves the node: a process that is
 killed loses nothing the kernel already has.  A line is ``<seq> <count> <body>\\n``: ``seq``
 numbers the line's first event (events are numbered 0, 1, 2... over the spool's whole life),
-``count`` says how many it holds and ``body`` is the request's compact JSON (written and read
-by :mod:`replicator.server.audit.emitter`).  Segments are named after the sequence number of their first event
-(``00000000000000001234.audit``) and roll at ``segment_bytes``.
+``count`` says how many it holds and ``body`` is the request's events (versioned; written and
+read by :mod:`replicator.server.audit.emitter`).  Segments are named after the sequence number
+of their first event (``00000000000000001234.audit``) and roll at ``segment_bytes``.
 
 The sender reads from its :class:`Position` (segment, byte, next sequence number) and, once the
 audit log acknowledged what it read, :meth:`Spool.commit` writes the new position to
