@@ -41,6 +41,12 @@ SPARK_GROUP = "spark"
 
 _broker_logs: list[Path] = []
 
+INTERPRETED = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+"""The test session's setting: expressions interpreted, no whole-stage code generation."""
+
 # No time limit on a Hypothesis example (its default is 200 ms): on two workers and a busy
 # machine a pure-logic example can wait that long for a core, and speed is bench/'s business.
 hypothesis.settings.register_profile("aclstore", deadline=None)
@@ -191,12 +197,21 @@ def unique_topic(kafka_bootstrap: str) -> Callable[[str], str]:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One local SparkSession (``local[2]``) with Spark's Kafka source, for the whole run."""
+    """One local SparkSession (``local[2]``) with Spark's Kafka source, for the whole run.
+
+    Its expressions are evaluated by Spark's interpreter, not by generated Java code
+    (:data:`INTERPRETED`): the same switch Spark's own SQL tests flip to run each query both
+    ways.  The tests' tables hold tens to thousands of rows, so compiling each new plan's code
+    cost more than running it (about a fifth of the Spark tests' CPU, measured on the history
+    tests); the jobs themselves, and ``bench/``, keep Spark's default.
+    """
     from devtools.maven import write_spark_jars_file
     from jobs.session import build_session
 
     write_spark_jars_file()  # the list the jobs read in development (cached: no Maven run)
-    session = build_session("aclstore-tests", warehouse=tmp_path_factory.mktemp("warehouse"))
+    session = build_session(
+        "aclstore-tests", warehouse=tmp_path_factory.mktemp("warehouse"), conf=INTERPRETED
+    )
     try:
         yield session
     finally:
