@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from jobs.history.answers import HistoryEvent
-from jobs.history.decode import history_event
+from jobs.history.decode import fold_positions, history_event
 from jobs.history.errors import ArchiveStoppedError
-from jobs.history.intervals import OPEN_SCHEMA, OpenIntervals, changed_intervals
+from jobs.history.intervals import OPEN_COLUMNS, PAIRS_SCHEMA, changed_rows, compact, still_open
 from jobs.history.tables import (
     EVENTS_PARTITIONING,
     EVENTS_SCHEMA,
@@ -36,7 +36,7 @@ from jobs.history.tables import (
     events_path,
     validity_path,
 )
-from jobs.history.worker import DECODED_ARROW_SCHEMA, DECODED_SCHEMA, decode_batches, stop_message
+from jobs.history.worker import DECODED_SCHEMA, decode_batches, stop_message
 from jobs.streaming import idempotent_write, run_micro_batches, table_app_id
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
@@ -118,10 +118,13 @@ def archive_id(location: str) -> str:
     return table_app_id("history", location)
 
 
-def ensure_tables(spark: Any, location: str) -> None:
-    """Create both tables (empty, partitioned) if they are not there yet."""
+def ensure_tables(spark: Any, location: str) -> bool:
+    """Create both tables (empty, partitioned) if they are not there yet; True when neither
+    was (a new archive, with no interval open)."""
     from delta.tables import DeltaTable
 
+    paths = (events_path(location), validity_path(location))
+    fresh = not any(DeltaTable.isDeltaTable(spark, path) for path in paths)
     for path, schema, parts in (
         (events_path(location), EVENTS_SCHEMA, EVENTS_PARTITIONING),
         (validity_path(location), VALIDITY_SCHEMA, VALIDITY_PARTITIONING),
@@ -129,6 +132,7 @@ def ensure_tables(spark: Any, location: str) -> None:
         empty = spark.createDataFrame([], schema)
         (DeltaTable.createIfNotExists(spark).location(path).addColumns(empty.schema)
          .partitionedBy(*parts).execute())  # fmt: skip
+    return fresh
 
 
 def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppedError | None]:
@@ -155,63 +159,119 @@ def map_in_arrow(frame: Any, func: Callable[[Iterable[Any]], Iterator[Any]], sch
 class Archiver:
     """Writes a run's micro-batches, keeping the intervals open between them.
 
-    The open intervals are read from ``validity`` once, at the run's first batch, and then
-    carried from batch to batch in memory (a batch is folded on the driver against them).
-    ``reflected`` is the last offset the validity table holds a change of when they are read:
-    a batch replayed after a crash (its writes then skipped by Delta's idempotent-write pair)
-    folds only the events after it, so the carried intervals never count an event twice.
+    A batch is decoded once, on the workers, and kept (persisted) while it is written: the
+    ``events`` append reads it directly, the driver reads only its compact columns
+    (:func:`jobs.history.intervals.compact`) to pair each interval's opening and closing
+    offsets, and Spark builds the ``validity`` rows from those pairs.  No event row goes
+    through the driver.
+
+    The intervals open between batches are carried twice: their ids and opening offsets on
+    the driver (for the fold) and their opening halves in Spark (checkpointed locally each
+    batch, so no batch's plan grows with the history).  Both are read from ``validity`` at
+    the run's first batch, unless the archive is new.  ``reflected`` is the last offset the
+    validity table holds a change of when they are read: a batch replayed after a crash
+    (its writes then skipped by Delta's idempotent-write pair) folds only the events after
+    it, so the carried intervals never count an event twice.
     """
 
-    def __init__(self, spark: Any, location: str) -> None:
+    def __init__(self, spark: Any, location: str, *, fresh: bool = False) -> None:
         self.spark = spark
         self.location = location
         self.app_id = archive_id(location)
-        self.open: OpenIntervals | None = None
+        self.carried: OpenState | None = OpenState.empty(spark) if fresh else None
         self.reflected = -1
 
     def __call__(self, batch: Any, batch_id: int) -> None:
         """Decode one micro-batch on the workers and write it; raise ArchiveStoppedError
         (after writing what precedes it) when the batch holds a record the fold refuses."""
         import pyarrow.compute as pc
+        from pyspark.sql import functions as f
 
         records = batch.select("key", "value", "offset", "timestampMs")
-        decoded = map_in_arrow(records, decode_batches, DECODED_SCHEMA).toArrow()
-        decoded = decoded.cast(DECODED_ARROW_SCHEMA).sort_by("offset")
-        refused = decoded.filter(pc.is_valid(decoded.column("error")))
+        decoded = map_in_arrow(records, decode_batches, DECODED_SCHEMA).persist()
         stop: ArchiveStoppedError | None = None
-        if refused.num_rows:
-            first = refused.slice(0, 1).to_pylist()[0]
-            stop = ArchiveStoppedError(str(first["error"]), offset=int(first["offset"]))
-            decoded = decoded.filter(pc.less(decoded.column("offset"), first["offset"]))
-        self.write(decoded.drop_columns(["error"]), batch_id)
+        try:
+            folded = compact(decoded).toArrow().sort_by("offset")
+            refused = folded.filter(pc.is_valid(folded.column("error")))
+            kept = decoded.filter(f.col("error").isNull())
+            if refused.num_rows:
+                first = refused.slice(0, 1).to_pylist()[0]
+                stop = ArchiveStoppedError(str(first["error"]), offset=int(first["offset"]))
+                folded = folded.filter(pc.less(folded.column("offset"), first["offset"]))
+                kept = kept.filter(f.col("offset") < first["offset"])
+            self.write(kept.drop("error"), folded, batch_id)
+        finally:
+            decoded.unpersist()
         if stop is not None:
             raise stop
 
-    def write(self, events: Any, batch_id: int) -> None:
-        """Append ``events`` (an Arrow table of events-table rows in offset order) and the
-        intervals they open and close to ``validity``, each table at most once per
-        ``batch_id``.
+    def write(self, events: Any, folded: Any, batch_id: int) -> None:
+        """Append ``events`` (a DataFrame of events-table rows) and the intervals they open
+        and close to ``validity``, each table at most once per ``batch_id``; ``folded`` is
+        their compact columns (Arrow, in offset order).
 
         The two appends are independent commits (each carries the batch's idempotent-write
         pair, and a replay folds only what ``validity`` does not reflect yet), so they run at
         the same time: each is one task, and a local session has a core for each.
         """
         import pyarrow.compute as pc
+        from pyspark.sql import functions as f
 
-        events_written = in_thread(self.append, events, events_path(self.location), batch_id)
+        events_written = in_thread(self.append, events, folded.num_rows, events_path(self.location), batch_id)
         try:
-            if self.open is None:
-                self.open, self.reflected = read_open_intervals(self.spark, self.location)
-            fresh = events.filter(pc.greater(events.column("offset"), self.reflected))
-            changed, self.open = changed_intervals(fresh, self.open)
-            self.append(changed, validity_path(self.location), batch_id)
+            if self.carried is None:
+                self.carried, self.reflected = read_open_intervals(self.spark, self.location)
+            fresh = folded.filter(pc.greater(folded.column("offset"), self.reflected))
+            pairs = self.carried.fold(fresh)
+            if pairs.num_rows:
+                paired = self.spark.createDataFrame(pairs, PAIRS_SCHEMA)
+                batch = events.filter(f.col("offset") > self.reflected)
+                self.append(changed_rows(batch, self.carried.rows, paired), pairs.num_rows,
+                            validity_path(self.location), batch_id)  # fmt: skip
+                self.carried.advance(still_open(batch, self.carried.rows, paired))
         finally:
             events_written.result()
 
-    def append(self, rows: Any, path: str, batch_id: int) -> None:
-        """Append an Arrow table to the Delta table at ``path`` as one file per partition."""
-        if rows.num_rows:
-            idempotent_write(self.spark.createDataFrame(rows).coalesce(1), path, self.app_id, batch_id)
+    def append(self, rows: Any, count: int, path: str, batch_id: int) -> None:
+        """Append ``rows`` (``count`` of them) to the Delta table at ``path`` as one file per
+        partition."""
+        if count:
+            idempotent_write(rows.coalesce(1), path, self.app_id, batch_id)
+
+
+class OpenState:
+    """The intervals open after the batches archived so far: each id's opening offset (the
+    driver's fold) and the opening halves (:data:`jobs.history.intervals.OPEN_COLUMNS`, a
+    DataFrame checkpointed on the executors)."""
+
+    def __init__(self, rows: Any, openers: dict[str, int]) -> None:
+        self.rows = rows
+        self.openers = openers
+
+    @classmethod
+    def empty(cls, spark: Any) -> OpenState:
+        return cls(spark.createDataFrame([], VALIDITY_SCHEMA).select(*OPEN_COLUMNS), {})
+
+    def fold(self, folded: Any) -> Any:
+        """The pairs (Arrow, :data:`PAIRS_SCHEMA`) of the intervals that ``folded`` (compact
+        columns in offset order) opens or closes; the openers move to the state after it."""
+        import pyarrow as pa
+
+        offsets = folded.column("offset").to_pylist()
+        pairs = fold_positions(
+            folded.column("id").to_pylist(), folded.column("type").to_pylist(),
+            folded.column("configValue").to_pylist(), self.openers, offsets,
+        )  # fmt: skip
+        return pa.table(
+            {
+                "fromOffset": pa.array([p for p, _ in pairs], pa.int64()),
+                "toOffset": pa.array([c for _, c in pairs], pa.int64()),
+            }
+        )
+
+    def advance(self, rows: Any) -> None:
+        """Carry ``rows`` from now on (checkpointed: the next batch's plan starts here)."""
+        self.rows = rows.localCheckpoint(eager=True)
 
 
 class _Running:
@@ -243,16 +303,19 @@ def in_thread(func: Callable[..., None], *args: Any) -> _Running:
     return _Running(lambda: func(*args))
 
 
-def read_open_intervals(spark: Any, location: str) -> tuple[OpenIntervals, int]:
+def read_open_intervals(spark: Any, location: str) -> tuple[OpenState, int]:
     """The intervals ``validity`` holds open, and the last offset it holds a change of."""
     from pyspark.sql import functions as f
 
     table = spark.read.format("delta").load(validity_path(location))
     reflected = table.agg(f.greatest(f.max("fromOffset"), f.max("toOffset"))).collect()[0][0]
     if reflected is None:  # a new archive
-        return OpenIntervals(), -1
-    rows = current_rows(table, where=f.col("toOffset").isNull()).select(*OPEN_SCHEMA.names).toArrow()
-    return OpenIntervals.of(rows), int(reflected)
+        return OpenState.empty(spark), -1
+    rows = current_rows(table, where=f.col("toOffset").isNull()).select(*OPEN_COLUMNS)
+    rows = rows.localCheckpoint(eager=True)
+    keys = rows.select("id", "fromOffset").toArrow()
+    openers = dict(zip(keys.column(0).to_pylist(), keys.column(1).to_pylist(), strict=True))
+    return OpenState(rows, openers), int(reflected)
 
 
 def run_archive(
@@ -266,9 +329,9 @@ def run_archive(
 ) -> None:
     """Archive ``source`` into ``location``: until stopped, or (``once``) until the log's end
     as the job starts (trigger ``availableNow``).  Raises ArchiveStoppedError on a bad record."""
-    ensure_tables(spark, location)
+    fresh = ensure_tables(spark, location)
     stopped: list[ArchiveStoppedError] = []
-    archiver = Archiver(spark, location)
+    archiver = Archiver(spark, location, fresh=fresh)
 
     def each_batch(batch: Any, batch_id: int) -> None:
         try:

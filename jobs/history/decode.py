@@ -100,8 +100,9 @@ class Validity:
 
 
 Opener = int
-"""Who opened an interval, for :func:`fold_positions`: a row of the batch (0, 1, ...) or an
-interval open before it (-1, -2, ...: ``-1 - k`` is the k-th of the caller's open intervals)."""
+"""Who opened an interval, for :func:`fold_positions`: the label of a row of the batch (its
+index, or what ``labels`` names it) or whatever label the caller gave an interval open before
+the batch in ``still_open`` (:func:`fold_validity`: -1, -2, ...; the archive: its offset)."""
 
 
 def fold_positions(
@@ -109,30 +110,33 @@ def fold_positions(
     types: Sequence[str],
     config_values: Sequence[str | None],
     still_open: dict[str, Opener],
+    labels: Sequence[int] | None = None,
 ) -> list[tuple[Opener, int | None]]:
     """The rules of the validity intervals over plain columns: row i of a batch changes
     ``ids[i]`` with an event of ``types[i]`` (and, for a setting, ``config_values[i]``).
 
     ``still_open`` maps each id whose interval is open to its opener; it is updated to the
     state after the batch.  Returns each interval the batch opened or closed once, in its
-    latest form: ``(opener, closing row or None)``.  Creating a live binding or deleting an
-    absent one changes nothing, as in the live set; every ``ConfigAltered`` closes the
-    setting's interval and, to a value, opens the next.
+    latest form: ``(opener, closing row or None)``, a row named by ``labels[i]`` (default:
+    ``i``; labels must differ from each other and from the openers in ``still_open``).
+    Creating a live binding or deleting an absent one changes nothing, as in the live set;
+    every ``ConfigAltered`` closes the setting's interval and, to a value, opens the next.
     """
-    changed: dict[tuple[str, Opener], int | None] = {}
-    for row, (key, kind, value) in enumerate(zip(ids, types, config_values, strict=True)):
+    rows = range(len(ids)) if labels is None else labels
+    changed: dict[Opener, int | None] = {}
+    for row, key, kind, value in zip(rows, ids, types, config_values, strict=True):
         if kind == ACL_CREATED:
             if key not in still_open:
                 still_open[key] = row
-                changed[(key, row)] = None
+                changed[row] = None
             continue
         previous = still_open.pop(key, None)
         if previous is not None:
-            changed[(key, previous)] = row
+            changed[previous] = row
         if kind == CONFIG_ALTERED and value is not None:
             still_open[key] = row
-            changed[(key, row)] = None
-    return [(opener, closer) for (_, opener), closer in changed.items()]
+            changed[row] = None
+    return list(changed.items())
 
 
 def fold_validity(

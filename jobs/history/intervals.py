@@ -1,120 +1,104 @@
-"""The validity intervals a batch of events opens and closes, as Arrow columns.
+"""The validity intervals a micro-batch opens and closes, as DataFrame transformations.
 
-A micro-batch comes from one partition of the log, in offset order, so its intervals need no
-shuffle: :func:`jobs.history.decode.fold_positions` (the rules :func:`fold_validity` also
-uses) walks the batch's ids once, on the driver, against the intervals still open before
-it; this module only gathers the rows it names, column by column (``take``), from the batch
-and from those open intervals.  Pure: pyarrow tables in, pyarrow tables out.
+A micro-batch comes from one partition of the log, in offset order.  The driver walks its
+compact columns (:func:`compact`: offset, id, type, value) once with
+:func:`jobs.history.decode.fold_positions`, against the ids of the intervals still open
+before it, and names each interval the batch opens or closes by two offsets: the event that
+opened it and the one that closed it (null while open).  Those *pairs* are all that goes
+back from the driver; Spark builds the validity rows from them (:func:`changed_rows`): the
+opening half from the batch's decoded events or from the intervals carried open from earlier
+batches, the closing half from the batch.  :func:`still_open` is what the next batch carries.
+
+Every function here is a pure transformation of DataFrames: the decoded batch (the events
+table's columns), the carried intervals (:data:`OPEN_COLUMNS`) and the pairs
+(:data:`PAIRS_SCHEMA`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
-from jobs.history.decode import BINDING_KIND, SETTING_KIND, fold_positions
+from jobs.history.answers import ACL_CREATED
+from jobs.history.decode import BINDING_KIND, SETTING_KIND
 
 BINDING_FIELDS: Final = (
     "resourceType", "name", "patternType", "principal", "host", "operation", "permission",
 )  # fmt: skip
-_FROM: Final = (
-    ("offset", "fromOffset"), ("timeMs", "fromMs"), ("actor", "fromActor"), ("requestId", "fromRequestId"),
-)  # fmt: skip
-_TO: Final = (
-    ("offset", "toOffset"), ("timeMs", "toMs"), ("actor", "toActor"), ("requestId", "toRequestId"),
-)  # fmt: skip
-OPEN_SCHEMA: Final = pa.schema(
-    [
-        ("id", pa.string()), ("kind", pa.string()),
-        *((name, pa.string()) for name in (*BINDING_FIELDS, "configName", "configValue")),
-        ("fromOffset", pa.int64()), ("fromMs", pa.int64()), ("fromActor", pa.string()),
-        ("fromRequestId", pa.string()),
-    ]
+OPEN_COLUMNS: Final = (
+    "id", "kind", *BINDING_FIELDS, "configName", "configValue",
+    "fromOffset", "fromMs", "fromActor", "fromRequestId",
 )  # fmt: skip
 """An interval's opening half: the validity table's columns up to ``fromRequestId``."""
-VALIDITY_ARROW_SCHEMA: Final = pa.schema(
-    [
-        *OPEN_SCHEMA,
-        ("toOffset", pa.int64()), ("toMs", pa.int64()), ("toActor", pa.string()),
-        ("toRequestId", pa.string()), ("toConfigValue", pa.string()),
-    ]
-)  # fmt: skip
-"""The validity table's columns (:data:`jobs.history.tables.VALIDITY_SCHEMA`) in Arrow."""
+PAIRS_SCHEMA: Final = "fromOffset BIGINT, toOffset BIGINT"
+"""An interval a batch opened or closed: the offsets of its opening and closing events."""
+COMPACT_COLUMNS: Final = ("offset", "id", "type", "configValue", "error")
 
 
-@dataclass(frozen=True, slots=True)
-class OpenIntervals:
-    """The intervals open after some offset: their opening rows and, per id, its row."""
+def identity() -> Any:
+    """Each event's ``id`` as a column: ``binding|<the seven fields>`` or ``setting|<name>``
+    (:func:`jobs.history.decode.identity`, in Spark)."""
+    from pyspark.sql import functions as f
 
-    rows: pa.Table = field(default_factory=OPEN_SCHEMA.empty_table)
-    positions: dict[str, int] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, rows: pa.Table) -> OpenIntervals:
-        """From opening rows (:data:`OPEN_SCHEMA`'s columns, one per id)."""
-        rows = rows.select(OPEN_SCHEMA.names).cast(OPEN_SCHEMA)
-        return cls(rows, {key: row for row, key in enumerate(rows.column("id").to_pylist())})
+    fields = f.concat_ws("\x1f", *(f.col(name) for name in BINDING_FIELDS))
+    return f.when(
+        f.col("resourceType").isNull(), f.concat(f.lit(SETTING_KIND + "|"), f.col("configName"))
+    ).otherwise(f.concat(f.lit(BINDING_KIND + "|"), fields))
 
 
-def identities(events: pa.Table) -> pa.ChunkedArray:
-    """Each event's ``id``: ``binding|<the seven fields>`` or ``setting|<name>``
-    (:func:`jobs.history.decode.identity`, column-wise)."""
-    fields = pc.binary_join_element_wise(*(events.column(name) for name in BINDING_FIELDS), "\x1f")
-    is_setting = pc.is_null(events.column("resourceType"))
-    return pc.if_else(
-        is_setting,
-        pc.binary_join_element_wise(SETTING_KIND, events.column("configName"), "|"),
-        pc.binary_join_element_wise(BINDING_KIND, fields, "|"),
-    )
+def compact(decoded: Any) -> Any:
+    """What the driver's fold reads of a decoded batch (:data:`COMPACT_COLUMNS`)."""
+    return decoded.select("offset", identity().alias("id"), "type", "configValue", "error")
 
 
-def openings(events: pa.Table, ids: pa.ChunkedArray) -> pa.Table:
-    """Every event as the opening half of an interval (:data:`OPEN_SCHEMA`)."""
-    kinds = pc.if_else(pc.is_null(events.column("resourceType")), SETTING_KIND, BINDING_KIND)
-    columns = [ids, kinds, *(events.column(n) for n in (*BINDING_FIELDS, "configName", "configValue"))]
-    columns += [events.column(source) for source, _ in _FROM]
-    return pa.Table.from_arrays(columns, schema=OPEN_SCHEMA)
+def openings(decoded: Any) -> Any:
+    """Every event of a decoded batch as the opening half of an interval (:data:`OPEN_COLUMNS`)."""
+    from pyspark.sql import functions as f
 
-
-def changed_intervals(events: pa.Table, still_open: OpenIntervals) -> tuple[pa.Table, OpenIntervals]:
-    """The validity rows (:data:`VALIDITY_ARROW_SCHEMA`) that ``events`` (events-table
-    columns, in offset order) open or close, each once in its latest form, and the intervals
-    open after them.  An interval opened before the batch and untouched by it is not returned.
-    """
-    ids = identities(events)
-    openers = {key: -1 - row for key, row in still_open.positions.items()}
-    changes = fold_positions(
-        ids.to_pylist(), events.column("type").to_pylist(), events.column("configValue").to_pylist(),
-        openers,
+    kind = f.when(f.col("resourceType").isNull(), SETTING_KIND).otherwise(BINDING_KIND)
+    return decoded.select(
+        identity().alias("id"), kind.alias("kind"), *BINDING_FIELDS, "configName", "configValue",
+        f.col("offset").alias("fromOffset"), f.col("timeMs").alias("fromMs"),
+        f.col("actor").alias("fromActor"), f.col("requestId").alias("fromRequestId"),
     )  # fmt: skip
-    opened_here = openings(events, ids)
-    here = [(opener, closer) for opener, closer in changes if opener >= 0]
-    before = [(-1 - opener, closer) for opener, closer in changes if opener < 0]
-    opened = pa.concat_tables(
-        [_take(opened_here, [o for o, _ in here]), _take(still_open.rows, [o for o, _ in before])]
-    )
-    closers = [c for _, c in here] + [c for _, c in before]
-    closing = _take(events.select([source for source, _ in _TO] + ["configValue"]), closers)
-    is_setting = pc.equal(opened.column("kind"), SETTING_KIND)
-    to_value = pc.if_else(is_setting, closing.column("configValue"), pa.scalar(None, pa.string()))
-    changed = pa.Table.from_arrays(
-        [*opened.columns, *(closing.column(source) for source, _ in _TO), to_value],
-        schema=VALIDITY_ARROW_SCHEMA,
-    )
-    keys = list(openers)
-    kept = pa.concat_tables(
-        [
-            _take(still_open.rows, [-1 - openers[k] for k in keys if openers[k] < 0]),
-            _take(opened_here, [openers[k] for k in keys if openers[k] >= 0]),
-        ]
-    )
-    order = [k for k in keys if openers[k] < 0] + [k for k in keys if openers[k] >= 0]
-    return changed, OpenIntervals(kept, {key: row for row, key in enumerate(order)})
 
 
-def _take(table: pa.Table, rows: list[int] | list[int | None]) -> pa.Table:
-    """``table``'s ``rows`` in that order; a None row is a row of nulls."""
-    return table.take(pa.array(rows, type=pa.int64()))
+def _closings(decoded: Any) -> Any:
+    """The events of a decoded batch that can close an interval, as closing halves."""
+    from pyspark.sql import functions as f
+
+    return decoded.filter(f.col("type") != ACL_CREATED).select(
+        f.col("offset").alias("toOffset"), f.col("timeMs").alias("toMs"),
+        f.col("actor").alias("toActor"), f.col("requestId").alias("toRequestId"),
+        f.col("configValue").alias("closingValue"),
+    )  # fmt: skip
+
+
+def changed_rows(decoded: Any, carried: Any, pairs: Any) -> Any:
+    """The validity rows of the intervals ``pairs`` names, each once in its latest form.
+
+    ``decoded``: the batch's events that the pairs may name (none already reflected, so no
+    offset is both carried and in the batch); ``carried``: the intervals open before it.
+    The pairs (a few bytes per interval) and the closing halves are broadcast: no shuffle.
+    """
+    from pyspark.sql import functions as f
+
+    opened = openings(decoded).unionByName(carried).join(f.broadcast(pairs), "fromOffset")
+    rows = opened.join(f.broadcast(_closings(decoded)), "toOffset", "left")
+    to_value = f.when(f.col("kind") == SETTING_KIND, f.col("closingValue"))
+    return rows.select(
+        *OPEN_COLUMNS, "toOffset", "toMs", "toActor", "toRequestId", to_value.alias("toConfigValue")
+    )
+
+
+def still_open(decoded: Any, carried: Any, pairs: Any) -> Any:
+    """The intervals open after the batch: those carried in, and those it opened, less those
+    it closed (:data:`OPEN_COLUMNS`)."""
+    from pyspark.sql import functions as f
+
+    opened_here = openings(decoded).join(f.broadcast(pairs.select("fromOffset")), "fromOffset", "left_semi")
+    closed = pairs.filter(f.col("toOffset").isNotNull()).select("fromOffset")
+    return (
+        carried.unionByName(opened_here.select(*OPEN_COLUMNS))
+        .join(f.broadcast(closed), "fromOffset", "left_anti")
+        .select(*OPEN_COLUMNS)
+    )
