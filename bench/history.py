@@ -16,9 +16,10 @@ else runs on it):
 * ``archive``: ``run_archive(..., once=True)`` over the whole topic into a fresh Delta archive,
   from the call to its return: both tables created, the streaming query started, then every
   micro-batch of up to 200,000 records read by Spark's Kafka source, decoded in the Python
-  workers (Arrow in and out), brought to the driver as one Arrow table, its intervals folded
-  there, and two Delta appends (``events``, ``validity``); events / that time - TARGET
-  ``archive`` (events/s, >= 100000);
+  workers (Arrow in and out) into a cached DataFrame, ``events`` appended from it, its
+  compact columns brought to the driver to pair the intervals' opening and closing offsets,
+  the ``validity`` rows built by Spark from the pairs and appended; events / that time -
+  TARGET ``archive`` (events/s, >= 100000);
 * ``who``: who may READ TOPIC ``orders`` from one host at the middle of the history (a time:
   it is resolved to an offset first), from the call to the answer: one aggregation of
   ``events`` (the archive's end and the time lookup), the tail of the log (empty here), the

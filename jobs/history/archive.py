@@ -2,12 +2,13 @@
 
 One Structured Streaming query reads the log (Spark's Kafka source for a cluster's topic,
 :mod:`jobs.history.sqlite_source` for the embedded log).  Per micro-batch, the workers decode
-the records (:mod:`jobs.history.worker`, Arrow batches in and out) and the decoded events
-come to the driver as one Arrow table, in a single Spark job; there, the intervals they open
-and close are folded against the intervals still open (:mod:`jobs.history.intervals`: a
-batch is one partition of the log in offset order, so no shuffle), the events are appended
-to ``events`` and the intervals to ``validity``, whose closed rows supersede the open rows
-of the same intervals (:mod:`jobs.history.tables`): two appends, no MERGE.
+the records (:mod:`jobs.history.worker`, Arrow batches in and out) into a cached DataFrame;
+the events are appended to ``events`` from it, and only its compact columns (offset, id,
+type, setting value, error) come to the driver, which pairs each interval's opening and
+closing offsets against the intervals still open (:class:`Archiver`); Spark then builds the
+intervals' rows from those pairs (:mod:`jobs.history.intervals`) and appends them to
+``validity``, whose closed rows supersede the open rows of the same intervals
+(:mod:`jobs.history.tables`): two appends, no MERGE, and no event row through the driver.
 
 Exactly once: the query's checkpoint fixes each batch's offsets, and both Delta writes carry
 Delta's idempotent-write pair (``txnAppId`` = this archive's id, ``txnVersion`` = the batch
