@@ -222,8 +222,8 @@ class Archiver:
         try:
             if self.carried is None:
                 self.carried, self.reflected = read_open_intervals(self.spark, self.location)
-            fresh = folded.filter(pc.greater(folded.column("offset"), self.reflected))
-            pairs = self.carried.fold(fresh)
+            unreflected = folded.filter(pc.greater(folded.column("offset"), self.reflected))
+            pairs = self.carried.fold(unreflected)
             if pairs.num_rows:
                 paired = self.spark.createDataFrame(pairs, PAIRS_SCHEMA)
                 batch = events.filter(f.col("offset") > self.reflected)
