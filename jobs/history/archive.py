@@ -33,8 +33,8 @@ from jobs.history.tables import (
     EVENTS_SCHEMA,
     VALIDITY_PARTITIONING,
     VALIDITY_SCHEMA,
-    current_rows,
     events_path,
+    open_rows,
     validity_path,
 )
 from jobs.history.worker import DECODED_SCHEMA, decode_batches, stop_message
@@ -312,7 +312,7 @@ def read_open_intervals(spark: Any, location: str) -> tuple[OpenState, int]:
     reflected = table.agg(f.greatest(f.max("fromOffset"), f.max("toOffset"))).collect()[0][0]
     if reflected is None:  # a new archive
         return OpenState.empty(spark), -1
-    rows = current_rows(table, where=f.col("toOffset").isNull()).select(*OPEN_COLUMNS)
+    rows = open_rows(table).select(*OPEN_COLUMNS)
     rows = rows.localCheckpoint(eager=True)
     keys = rows.select("id", "fromOffset").toArrow()
     openers = dict(zip(keys.column(0).to_pylist(), keys.column(1).to_pylist(), strict=True))
