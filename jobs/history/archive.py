@@ -29,8 +29,11 @@ from jobs.history.decode import fold_positions, history_event
 from jobs.history.errors import ArchiveStoppedError
 from jobs.history.intervals import OPEN_COLUMNS, PAIRS_SCHEMA, changed_rows, compact, still_open
 from jobs.history.tables import (
+    EVENTS_DIR,
     EVENTS_PARTITIONING,
     EVENTS_SCHEMA,
+    STATS_COLUMNS,
+    VALIDITY_DIR,
     VALIDITY_PARTITIONING,
     VALIDITY_SCHEMA,
     events_path,
@@ -126,13 +129,13 @@ def ensure_tables(spark: Any, location: str) -> bool:
 
     paths = (events_path(location), validity_path(location))
     fresh = not any(DeltaTable.isDeltaTable(spark, path) for path in paths)
-    for path, schema, parts in (
-        (events_path(location), EVENTS_SCHEMA, EVENTS_PARTITIONING),
-        (validity_path(location), VALIDITY_SCHEMA, VALIDITY_PARTITIONING),
+    for path, schema, parts, stats in (
+        (events_path(location), EVENTS_SCHEMA, EVENTS_PARTITIONING, STATS_COLUMNS[EVENTS_DIR]),
+        (validity_path(location), VALIDITY_SCHEMA, VALIDITY_PARTITIONING, STATS_COLUMNS[VALIDITY_DIR]),
     ):
         empty = spark.createDataFrame([], schema)
         (DeltaTable.createIfNotExists(spark).location(path).addColumns(empty.schema)
-         .partitionedBy(*parts).execute())  # fmt: skip
+         .partitionedBy(*parts).property("delta.dataSkippingStatsColumns", stats).execute())  # fmt: skip
     return fresh
 
 

@@ -45,6 +45,14 @@ VALIDITY_SCHEMA: Final = (
 )
 VALIDITY_PARTITIONING: Final = ("resourceType",)
 
+STATS_COLUMNS: Final = {EVENTS_DIR: "offset,timeMs", VALIDITY_DIR: "fromOffset,toOffset"}
+"""The columns each table keeps per-file statistics of (``delta.dataSkippingStatsColumns``):
+the ones questions filter files by.  Delta's default, the first 32 columns, costs the archive's
+writes the minimum, maximum and null count of every string column of every row, which no
+question can skip a file by (each file holds many names and principals): a 200,000-event
+archive took 24-25 s with these columns against 31-44 s with the default, alternating runs.
+Set when a table is created; an archive created earlier keeps its own setting."""
+
 
 def events_path(location: str) -> str:
     return f"{location.rstrip('/')}/{EVENTS_DIR}"

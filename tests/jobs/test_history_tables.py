@@ -47,7 +47,8 @@ def test_current_rows_reads_each_interval_once_closed_row_first(spark: Any) -> N
 def test_current_rows_live_at_an_offset_leaves_superseded_open_rows_out(spark: Any) -> None:
     table = spark.createDataFrame(ROWS, VALIDITY_SCHEMA)
     # At 4: A (1..5) and B and S are live; C closed at 4; A's open row must not come back.
-    assert _intervals(current_rows(table, where=live_filter(4))) == [("A", 1, 5), ("B", 2, None), ("S", 0, None)]
+    at_4 = current_rows(table, where=live_filter(4))
+    assert _intervals(at_4) == [("A", 1, 5), ("B", 2, None), ("S", 0, None)]
     # At 5: A closed; only what is still open.
     assert _intervals(current_rows(table, where=live_filter(5))) == [("B", 2, None), ("S", 0, None)]
     settings_only = table["resourceType"].isNull()
@@ -57,3 +58,18 @@ def test_current_rows_live_at_an_offset_leaves_superseded_open_rows_out(spark: A
 def test_open_rows_are_the_intervals_no_closed_row_supersedes(spark: Any) -> None:
     table = spark.createDataFrame(ROWS, VALIDITY_SCHEMA)
     assert _intervals(open_rows(table)) == [("B", 2, None), ("S", 0, None)]
+
+
+def test_a_new_archive_keeps_statistics_of_the_columns_questions_filter_by(spark: Any, tmp_path: Any) -> None:
+    from delta.tables import DeltaTable
+
+    from jobs.history.archive import ensure_tables
+    from jobs.history.tables import events_path, validity_path
+
+    location = str(tmp_path / "archive")
+    assert ensure_tables(spark, location) is True
+    expectations = ((events_path(location), "offset,timeMs"),
+                    (validity_path(location), "fromOffset,toOffset"))
+    for path, expected in expectations:
+        properties = DeltaTable.forPath(spark, path).detail().collect()[0]["properties"]
+        assert properties.get("delta.dataSkippingStatsColumns") == expected
