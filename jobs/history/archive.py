@@ -29,12 +29,15 @@ from jobs.history.decode import fold_positions, history_event
 from jobs.history.errors import ArchiveStoppedError
 from jobs.history.intervals import OPEN_COLUMNS, PAIRS_SCHEMA, changed_rows, compact, still_open
 from jobs.history.tables import (
+    EVENTS_DIR,
     EVENTS_PARTITIONING,
     EVENTS_SCHEMA,
+    STATS_COLUMNS,
+    VALIDITY_DIR,
     VALIDITY_PARTITIONING,
     VALIDITY_SCHEMA,
-    current_rows,
     events_path,
+    open_rows,
     validity_path,
 )
 from jobs.history.worker import DECODED_SCHEMA, decode_batches, stop_message
@@ -126,13 +129,13 @@ def ensure_tables(spark: Any, location: str) -> bool:
 
     paths = (events_path(location), validity_path(location))
     fresh = not any(DeltaTable.isDeltaTable(spark, path) for path in paths)
-    for path, schema, parts in (
-        (events_path(location), EVENTS_SCHEMA, EVENTS_PARTITIONING),
-        (validity_path(location), VALIDITY_SCHEMA, VALIDITY_PARTITIONING),
+    for path, schema, parts, stats in (
+        (events_path(location), EVENTS_SCHEMA, EVENTS_PARTITIONING, STATS_COLUMNS[EVENTS_DIR]),
+        (validity_path(location), VALIDITY_SCHEMA, VALIDITY_PARTITIONING, STATS_COLUMNS[VALIDITY_DIR]),
     ):
         empty = spark.createDataFrame([], schema)
         (DeltaTable.createIfNotExists(spark).location(path).addColumns(empty.schema)
-         .partitionedBy(*parts).execute())  # fmt: skip
+         .partitionedBy(*parts).property("delta.dataSkippingStatsColumns", stats).execute())  # fmt: skip
     return fresh
 
 
@@ -312,7 +315,7 @@ def read_open_intervals(spark: Any, location: str) -> tuple[OpenState, int]:
     reflected = table.agg(f.greatest(f.max("fromOffset"), f.max("toOffset"))).collect()[0][0]
     if reflected is None:  # a new archive
         return OpenState.empty(spark), -1
-    rows = current_rows(table, where=f.col("toOffset").isNull()).select(*OPEN_COLUMNS)
+    rows = open_rows(table).select(*OPEN_COLUMNS)
     rows = rows.localCheckpoint(eager=True)
     keys = rows.select("id", "fromOffset").toArrow()
     openers = dict(zip(keys.column(0).to_pylist(), keys.column(1).to_pylist(), strict=True))

@@ -219,36 +219,48 @@ def _resolve(
     spark: Any, location: str, source: LogSource | None, at_ms: int | None, offset: int | None
 ) -> tuple[int | None, Reading]:
     """The offset asked about (``offset``, the last at or before ``at_ms``, or None: now) and
-    the :class:`Reading` the answer builds on, from one aggregation of the events table."""
+    the :class:`Reading` the answer builds on (:func:`_resolve_point`)."""
+    at, _, reading = _resolve_point(spark, location, source, at_ms, offset)
+    return at, reading
+
+
+def _resolve_point(
+    spark: Any, location: str, source: LogSource | None, at_ms: int | None, offset: int | None
+) -> tuple[int | None, int | None, Reading]:
+    """:func:`_resolve`, and the log time of the offset when it was resolved from ``at_ms``
+    (else None: :func:`time_at` finds it), from one aggregation of the events table."""
     from pyspark.sql import functions as f
 
     first: int | None = None
     last = end = -1
+    last_ms: int | None = None
     table = _table(spark, events_path(location))
     if table is not None:
         columns = [f.max("offset")]
         if at_ms is not None:
-            columns += [f.min("timeMs"), f.max(f.when(f.col("timeMs") <= at_ms, f.col("offset")))]
+            point = f.struct("offset", "timeMs")  # ordered by offset first
+            columns += [f.min("timeMs"), f.max(f.when(f.col("timeMs") <= at_ms, point))]
         row = table.agg(*columns).collect()[0]
         end = -1 if row[0] is None else int(row[0])
         if at_ms is not None:
             first = None if row[1] is None else int(row[1])
-            last = -1 if row[2] is None else int(row[2])
+            if row[2] is not None:
+                last, last_ms = int(row[2][0]), int(row[2][1])
     tail, reflected = read_tail(source, end)
     reading = Reading(end, tuple(tail), reflected)
     if offset is not None or at_ms is None:
-        return offset, reading
+        return offset, None, reading
     for event in tail:
         first = event.time_ms if first is None else min(first, event.time_ms)
-        if event.time_ms <= at_ms:
-            last = max(last, event.offset)
+        if event.time_ms <= at_ms and event.offset > last:
+            last, last_ms = event.offset, event.time_ms
     if first is None:
         raise NoHistoryError("the archive and the log hold no change yet: nothing to look back on")
     if at_ms < first:
         raise BeforeHistoryError(
             f"time {at_ms} ms is before the first change held ({first} ms): ask about a later time"
         )
-    return last, reading
+    return last, last_ms, reading
 
 
 # --- which rows can matter -------------------------------------------------------------------
@@ -267,7 +279,9 @@ def resource_filter(resource_type: ResourceType, name: str) -> Any:
     pattern = ((f.col("patternType") == PatternType.LITERAL.name) & f.col("name").isin(literal)) | (
         (f.col("patternType") == PatternType.PREFIXED.name) & f.col("name").isin(prefixed)
     )
-    return (f.col("kind") == "setting") | ((f.col("resourceType") == resource_type.name) & pattern)
+    # Settings are the rows without a resource type (the table's partition column): put as
+    # such, Spark prunes the other resource types' partitions from the scan.
+    return f.col("resourceType").isNull() | ((f.col("resourceType") == resource_type.name) & pattern)
 
 
 def applies_to(resource_type: ResourceType, name: str) -> Callable[[Validity], bool]:
@@ -533,13 +547,13 @@ def snapshot(
     offset: int | None = None,
 ) -> Snapshot:
     """The live bindings and settings at ``offset``, at time ``at_ms``, or now."""
-    at, reading = _resolve(spark, location, source, at_ms, offset)
+    at, at_time, reading = _resolve_point(spark, location, source, at_ms, offset)
     loaded = load_intervals(spark, location, source, live=True, at=at, reading=reading)
     at = loaded.offset if at is None else at
     bindings, settings = state_at(loaded.intervals, at)
     return Snapshot(
         offset=at,
-        time_ms=time_at(spark, location, loaded.tail, at),
+        time_ms=time_at(spark, location, loaded.tail, at) if at_time is None else at_time,
         bindings=tuple(sorted(bindings)),
         settings=settings,
     )
@@ -558,7 +572,7 @@ def who(
     offset: int | None = None,
 ) -> WhoAnswer:
     """Who could do ``operation`` on ``resource_type:resource_name`` from ``host`` then."""
-    at, reading = _resolve(spark, location, source, at_ms, offset)
+    at, at_time, reading = _resolve_point(spark, location, source, at_ms, offset)
     loaded = load_intervals(
         spark, location, source, scope=resource_filter(resource_type, resource_name), live=True,
         at=at, relevant=applies_to(resource_type, resource_name), reading=reading,
@@ -567,7 +581,8 @@ def who(
     bindings, settings = state_at(loaded.intervals, at)
     return who_at(
         bindings, settings, resource_type=resource_type, resource_name=resource_name,
-        operation=operation, host=host, offset=at, time_ms=time_at(spark, location, loaded.tail, at),
+        operation=operation, host=host, offset=at,
+        time_ms=time_at(spark, location, loaded.tail, at) if at_time is None else at_time,
     )  # fmt: skip
 
 

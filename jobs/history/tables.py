@@ -45,6 +45,14 @@ VALIDITY_SCHEMA: Final = (
 )
 VALIDITY_PARTITIONING: Final = ("resourceType",)
 
+STATS_COLUMNS: Final = {EVENTS_DIR: "offset,timeMs", VALIDITY_DIR: "fromOffset,toOffset"}
+"""The columns each table keeps per-file statistics of (``delta.dataSkippingStatsColumns``):
+the ones questions filter files by.  Delta's default, the first 32 columns, costs the archive's
+writes the minimum, maximum and null count of every string column of every row, which no
+question can skip a file by (each file holds many names and principals): a 200,000-event
+archive took 24-25 s with these columns against 31-44 s with the default, alternating runs.
+Set when a table is created; an archive created earlier keeps its own setting."""
+
 
 def events_path(location: str) -> str:
     return f"{location.rstrip('/')}/{EVENTS_DIR}"
@@ -143,19 +151,40 @@ def validity_of_row(row: Sequence[Any]) -> Validity:
     return Validity(id=row[0], opened=opened, closed=closed)
 
 
+CLOSING_COLUMNS: Final = ("toOffset", "toMs", "toActor", "toRequestId", "toConfigValue")
+"""The validity columns an interval's open row leaves null and its closed row fills."""
+
+
 def current_rows(table: Any, scope: Any | None = None, where: Any | None = None) -> Any:
     """The validity rows that ``scope`` and ``where`` select, each interval once.
 
     The archive appends an interval's row when it opens and again, complete, when it
-    closes: an open row with a closed row of the same ``id`` and ``fromOffset`` is
-    superseded and left out here.  ``scope`` must select by what an
-    interval is (its binding or setting), so both rows of one interval pass it alike.
+    closes: both rows carry the same opening columns, and the open row's closing columns
+    (:data:`CLOSING_COLUMNS`) are null.  Grouping the rows by the opening columns and taking
+    each closing column's maximum gives the closed row where there is one, the open row
+    where there is not, in one scan of the table.  ``where`` applies to that result; Spark
+    moves its conditions on opening columns (``fromOffset <= N``) below the grouping, into
+    the scan.  ``scope`` must select by what an interval is (its binding or setting), so
+    both rows of one interval pass it alike.  For a whole table, :func:`open_rows` is cheaper.
     """
     from pyspark.sql import functions as f
 
     scoped = table if scope is None else table.filter(scope)
-    picked = scoped if where is None else scoped.filter(where)
+    opening = [c for c in table.columns if c not in CLOSING_COLUMNS]
+    grouped = scoped.groupBy(*opening).agg(*(f.max(c).alias(c) for c in CLOSING_COLUMNS))
+    rows = grouped.select(*table.columns)
+    return rows if where is None else rows.filter(where)
+
+
+def open_rows(table: Any) -> Any:
+    """The validity rows of the intervals still open (each once): the open rows that no
+    closed row of the same ``id`` and ``fromOffset`` supersedes.
+
+    Over a whole table (the archive reads it once per run) an anti-join of two scans costs
+    about half of grouping every row as :func:`current_rows` does (9.5-14 s against
+    20-22 s for 100,000 open of 1,000,000 events' rows, measured alternating)."""
+    from pyspark.sql import functions as f
+
     closed = f.col("toOffset").isNotNull()
-    ended = scoped.filter(closed).select("id", "fromOffset")
-    still_open = picked.filter(~closed).join(ended, ["id", "fromOffset"], "left_anti")
-    return picked.filter(closed).unionByName(still_open.select(*table.columns))
+    ended = table.filter(closed).select("id", "fromOffset")
+    return table.filter(~closed).join(ended, ["id", "fromOffset"], "left_anti").select(*table.columns)
