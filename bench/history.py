@@ -7,7 +7,8 @@ printed, not a target): bindings created and, a window later, deleted again (so 
 are live at any point), over topics and groups sharing prefixes, with wildcard, PREFIXED and
 DENY bindings and a ``super.users`` / ``allow.everyone.if.no.acl.found`` change every 100,000
 events.  One watched binding (``User:bob`` READ on TOPIC ``orders``) is created and deleted ten
-times across the history.
+times across the history.  Log times are one per 10 ms, the last one now
+(:func:`history_start_ms`: within the topic's compaction lag, so the cleaner removes nothing).
 
 Then, on Spark ``local[2]`` (each figure is wall time on this machine, shared with whatever
 else runs on it):
@@ -62,8 +63,8 @@ WATCHED: Final = AclBinding.of(
     AclOperation.READ, AclPermissionType.ALLOW,
 )  # fmt: skip
 WATCHED_HOST: Final = "10.1.2.3"
-T0_MS: Final = 1_767_225_600_000  # 2026-01-01T00:00Z; one event per 10 ms after it
 STEP_MS: Final = 10
+"""One event per 10 ms of log time."""
 _OPS: Final = (AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE, AclOperation.ALL)
 
 
@@ -94,16 +95,17 @@ def _special(i: int, toggle_every: int) -> str | None:
     return None
 
 
-def synthetic_history(count: int) -> Iterator[ChangeEvent]:
-    """``count`` change events: mostly churn (create binding i; delete the one created a window
-    earlier), with the watched binding's toggles and settings changes at fixed steps.
+def synthetic_history(count: int, t0_ms: int) -> Iterator[ChangeEvent]:
+    """``count`` change events, the first at log time ``t0_ms``: mostly churn (create binding
+    i; delete the one created a window earlier), with the watched binding's toggles and
+    settings changes at fixed steps.
 
     Pure and deterministic; every delete names a binding its create made live.
     """
     toggle_every = max(count // WATCHED_TOGGLES, 1)
     live_watched = False
     for i in range(count):
-        actor, request_id, time_ms = "User:bench", f"r{i}", T0_MS + i * STEP_MS
+        actor, request_id, time_ms = "User:bench", f"r{i}", t0_ms + i * STEP_MS
         special = _special(i, toggle_every)
         if special == "watched":
             live_watched = not live_watched
@@ -135,12 +137,24 @@ def watched_intervals(count: int) -> int:
     return (toggles + 1) // 2
 
 
-def prefill(bootstrap: str, topic: str, count: int) -> float:
+def history_start_ms(count: int) -> int:
+    """The log time of the first of ``count`` events so that the last one is now.
+
+    The topic has the store's settings, so the cleaner may compact a record once its log
+    time is ``min.compaction.lag.ms`` (7 days) old; a history stamped further back would be
+    compacted while it is produced, and the archive would read only what compaction left
+    (the 10,000,000-event run did: 2 of the watched binding's 10 intervals).  An archive
+    running beside the log reads every record within that lag; stamped up to now, the
+    bench's history is all there too (10,000,000 events span 28 hours)."""
+    return int(time.time() * 1000) - count * STEP_MS
+
+
+def prefill(bootstrap: str, topic: str, count: int, t0_ms: int) -> float:
     """Produce the synthetic history to ``topic`` (batched, lz4, event times); return events/s."""
     return produce_events(
         bootstrap,
         topic,
-        synthetic_history(count),
+        synthetic_history(count, t0_ms),
         event_time=True,
         flush_timeout=300,
         progress_every=1_000_000,
@@ -155,11 +169,12 @@ def run(quick: bool, events: int | None = None) -> list[Target]:
         tempfile.TemporaryDirectory(prefix="bench-history-") as work,
     ):
         print(f"history of {count} events on {topic}:", flush=True)
-        figure("prefill (raw batched producer)", prefill(bootstrap, topic, count), "events/s")
-        return measure(bootstrap, topic, count, Path(work))
+        t0_ms = history_start_ms(count)
+        figure("prefill (raw batched producer)", prefill(bootstrap, topic, count, t0_ms), "events/s")
+        return measure(bootstrap, topic, count, t0_ms, Path(work))
 
 
-def measure(bootstrap: str, topic: str, count: int, work: Path) -> list[Target]:
+def measure(bootstrap: str, topic: str, count: int, t0_ms: int, work: Path) -> list[Target]:
     from jobs.history import queries
     from jobs.history.archive import LogSource, run_archive
     from jobs.session import build_session
@@ -176,7 +191,7 @@ def measure(bootstrap: str, topic: str, count: int, work: Path) -> list[Target]:
         archive_rate = count / archive_s
         figure(f"archive of {count} events", archive_s, "s")
 
-        middle_ms = T0_MS + (count // 2) * STEP_MS
+        middle_ms = t0_ms + (count // 2) * STEP_MS
         started = time.perf_counter()
         who = queries.who(
             spark, location, source, resource_type=ResourceType.TOPIC, resource_name="orders",
