@@ -1,0 +1,113 @@
+"""The audit sender as a process of its own: what a node runs.
+
+A node hands the sender a way to open the audit log and starts it as a child process; the
+spool's files are the only hand-off.  The independent count is the client's: the decisions it
+was answered, against the events the embedded audit log holds and the figures ``/metrics``
+shows from the other process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from sidecar_support import Raw, action_json, start_node, wait_until
+
+from replicator.server.audit import AuditSettings
+from replicator.server.metrics import AuditFigures
+from replicator.server.node import Node
+from store.acl import AclOperation, ResourceType
+from store.log import EmbeddedChangeLog
+
+READ = AclOperation.READ
+TOPIC = ResourceType.TOPIC
+
+
+def denied_burst(raw: Raw, prefix: str, requests: int, batch: int) -> list[str]:
+    """``requests`` requests of ``batch`` actions each, none granted (each one audited)."""
+    names = []
+    for r in range(requests):
+        batch_names = [f"{prefix}-{r}-{i}" for i in range(batch)]
+        status, answer = raw.post("/v1/authorize", {
+            "principal": "User:mallory", "host": "192.0.2.9",
+            "actions": [action_json(READ, TOPIC, name) for name in batch_names],
+        })  # fmt: skip
+        assert (status, set(answer["results"])) == (200, {"DENIED"})
+        names.extend(batch_names)
+    return names
+
+
+def shipped_names(data_dir: Path) -> list[str]:
+    log = EmbeddedChangeLog(data_dir / "audit")
+    try:
+        records = log.read(0, max_records=1_000_000, timeout=1.0)
+    finally:
+        log.close()
+    return [json.loads(r.value)["data"]["resourceName"] for r in records if r.value is not None]
+
+
+def figures(node: Node) -> AuditFigures:
+    assert node.audit is not None
+    return node.audit.figures()
+
+
+@pytest.mark.slow  # a live node, its sender process killed and restarted
+def test_a_killed_sender_process_is_restarted_and_ships_every_event(tmp_path: Path) -> None:
+    node = start_node(tmp_path / "n", audit=AuditSettings(allow_sample_rate=0.0, linger_s=0.05))
+    raw = Raw(node)
+    try:
+        assert node.audit is not None and node.audit.sender_process is not None
+        sender = node.audit.sender_process
+        first_pid = sender.pid
+        assert first_pid != os.getpid()
+        before = denied_burst(raw, "before", requests=20, batch=5)
+        assert node.audit.flush(20)
+        os.kill(first_pid, signal.SIGKILL)
+        wait_until(lambda: sender.restarts == 1, 30, "the node to restart its audit sender")
+        assert sender.pid != first_pid
+        after = denied_burst(raw, "after", requests=20, batch=5)
+        assert node.audit.flush(30)
+        shown = figures(node)
+        assert (shown.buffered, shown.dropped, shown.sink_up) == (0, 0, True)
+        # Counted by the sender processes, shown by the node: every event, resends included.
+        assert shown.sent >= len(before) + len(after)
+    finally:
+        raw.close()
+        node.stop()
+    shipped = shipped_names(tmp_path / "n")
+    assert set(shipped) == set(before) | set(after)
+    assert shipped[: len(before)] == before  # shipped before the kill, in order, once
+
+
+@pytest.mark.slow  # a live node and its sender process
+def test_the_node_shows_the_sender_process_figures_and_a_stopped_node_leaves_none(
+    tmp_path: Path,
+) -> None:
+    node = start_node(tmp_path / "n", audit=AuditSettings(allow_sample_rate=0.0, linger_s=0.05))
+    raw = Raw(node)
+    try:
+        names = denied_burst(raw, "t", requests=10, batch=3)
+        assert node.audit is not None and node.audit.flush(20)
+        shown = figures(node)
+        assert (shown.buffered, shown.sent, shown.dropped, shown.sink_up) == (0, len(names), 0, True)
+        assert shown.spool_bytes == 0  # everything shipped
+        sender = node.audit.sender_process
+        assert sender is not None
+        pid = sender.pid
+    finally:
+        raw.close()
+        node.stop()
+    with pytest.raises(ProcessLookupError):  # stopped with the node, and reaped
+        os.kill(pid, 0)
+    assert shipped_names(tmp_path / "n") == names
+
+    # A restarted node shows its own start's counts and the drops kept across restarts.
+    again = start_node(tmp_path / "n", audit=AuditSettings(allow_sample_rate=0.0))
+    try:
+        shown = figures(again)
+        assert (shown.buffered, shown.sent, shown.dropped) == (0, 0, 0)
+    finally:
+        again.stop()
