@@ -71,7 +71,7 @@ def test_a_killed_sender_process_is_restarted_and_ships_every_event(tmp_path: Pa
         after = denied_burst(raw, "after", requests=20, batch=5)
         assert node.audit.flush(30)
         shown = figures(node)
-        assert (shown.buffered, shown.dropped, shown.sink_up) == (0, 0, True)
+        assert (shown.buffered, shown.dropped, shown.sink_up, shown.sender_restarts) == (0, 0, True, 1)
         # Counted by the sender processes, shown by the node: every event, resends included.
         assert shown.sent >= len(before) + len(after)
     finally:

@@ -317,6 +317,7 @@ class AuditEmitter:
             sink_up=bool(self.spool.progress.get(SINK_UP)),
             spool_bytes=self.spool.size_bytes(),
             corrupt_lines=self.spool.corrupt_lines,
+            sender_restarts=self.sender_process.restarts if self.sender_process is not None else 0,
         )
 
     def flush(self, timeout: float = 10.0) -> bool:

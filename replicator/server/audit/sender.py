@@ -22,6 +22,7 @@ import fcntl
 import logging
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -189,6 +190,7 @@ class SenderProcess:
         process = subprocess.Popen(
             [sys.executable, "-m", "replicator.server.audit"],
             stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,  # the node's standard output is its banner's; logs: stderr
             env={**os.environ, "PYTHONPATH": path},
             close_fds=True,
         )
@@ -213,7 +215,11 @@ class SenderProcess:
             self._progress.set(SINK_UP, 0)  # no sender writes to the sink: not up
             if self._closing.wait(_RESTART_PAUSE_S):
                 return
-            self._process = self._spawn()
+            try:
+                self._process = self._spawn()
+            except OSError as exc:  # tried again after the pause (the old one is still reaped)
+                _log.error("could not start the audit sender process: %s", exc)
+                continue
             self.restarts += 1
 
     def close(self, timeout: float) -> None:
@@ -236,12 +242,19 @@ class SenderProcess:
 def _run_process(config: SenderConfig, stdin: IO[bytes]) -> None:
     closing, wake = threading.Event(), threading.Event()
 
-    def watch_input() -> None:
-        stdin.read()  # until the node closes its end, or dies
+    def stop(*_: object) -> None:
         closing.set()
         wake.set()
 
+    def watch_input() -> None:
+        stdin.read()  # until the node closes its end, or dies
+        stop()
+
     threading.Thread(target=watch_input, name="aclstore-audit-input", daemon=True).start()
+    # The node stops it (by ending its input); a signal to the whole process group (Ctrl-C,
+    # a service manager's SIGTERM) lets it finish the batch in hand, as the node's end does.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, stop)
     sink = config.sink.open_sink()
     try:
         sender = Sender(
