@@ -11,15 +11,22 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from sidecar_support import Raw, action_json, start_node, wait_until
 
-from replicator.server.audit import AuditSettings
+from replicator.contract.audit_event import DecisionFragments
+from replicator.server.audit import AuditSettings, Spool
+from replicator.server.audit import emitter as emitter_module
+from replicator.server.audit.sender import Sender
+from replicator.server.audit.spool import SpoolReader
 from replicator.server.metrics import AuditFigures
 from replicator.server.node import Node
 from store.acl import AclOperation, ResourceType
+from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
 from store.log import EmbeddedChangeLog
 
 READ = AclOperation.READ
@@ -111,3 +118,49 @@ def test_the_node_shows_the_sender_process_figures_and_a_stopped_node_leaves_non
         assert (shown.buffered, shown.sent, shown.dropped) == (0, 0, 0)
     finally:
         again.stop()
+
+
+class _WriterStillWriting:
+    """A sink that, at each append, has the (next) node write one more request to the spool."""
+
+    def __init__(self, spool: Spool) -> None:
+        self.spool = spool
+        self.appended: list[int] = []
+
+    def append(self, records: Sequence[tuple[bytes, bytes | None]], *, timeout: float = 10.0) -> list[int]:
+        if len(self.appended) > 20:
+            raise AssertionError("the closing sender keeps shipping what was written after it")
+        self.appended.append(len(records))
+        decision = [Decision(AuthorizationResult.DENIED, DecisionRule.DEFAULT_DENY)]
+        emitter_line(self.spool, f"late-{len(self.appended)}", decision)
+        return list(range(len(records)))
+
+
+def emitter_line(spool: Spool, name: str, decisions: list[Decision]) -> None:
+    fragment = DecisionFragments()(Action(READ, TOPIC, name), decisions[0])
+    body = emitter_module._body(emitter_module._head(1, "User:a", "h", 0), [fragment])
+    spool.append(1, body, lambda _: body)
+
+
+@pytest.mark.unit
+def test_a_closing_sender_ships_what_was_written_when_it_was_told_and_stops(tmp_path: Path) -> None:
+    """A sender whose node died keeps its input's end as its closing signal: it ships what the
+    spool held then, and leaves what the next node writes to that node's sender."""
+    spool = Spool(tmp_path, capacity=1000, segment_bytes=1 << 20)
+    denied = [Decision(AuthorizationResult.DENIED, DecisionRule.DEFAULT_DENY)]
+    for i in range(5):
+        emitter_line(spool, f"early-{i}", denied)
+    sink = _WriterStillWriting(spool)
+    closing = threading.Event()
+    closing.set()
+    settings = AuditSettings(batch_events=2, linger_s=0)
+    sender = Sender(
+        sink, SpoolReader(tmp_path), settings, wake=threading.Event(), closing=closing, idle_s=1.0,
+        hand_over=False,
+    )  # fmt: skip
+    sender.run()
+    shipped = SpoolReader(tmp_path).shipped.seq
+    # The five early events, in batches of two; the batch that reaches them may hold one more.
+    assert 5 <= shipped <= 6 and sum(sink.appended) == shipped
+    assert spool.backlog == 5 + len(sink.appended) - shipped > 0  # left for the next sender
+    spool.close()
