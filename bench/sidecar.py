@@ -206,12 +206,24 @@ class _Workload:
         return out
 
 
+def _node_cpu(server: psutil.Process) -> float:
+    """CPU seconds (user + system) of the node and its child processes (the audit sender)."""
+    total = 0.0
+    for process in (server, *server.children(recursive=True)):
+        try:
+            total += sum(process.cpu_times()[:2])
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
 def _throughput(
     client: _Client, server: psutil.Process, bodies: Sequence[bytes], batch: int, seconds: float
 ) -> tuple[float, float, float]:
-    """Decisions/s, the node's CPU use (cores) and the share DENIED over ``seconds``."""
+    """Decisions/s, the node's CPU use (cores, its child processes included) and the share
+    DENIED over ``seconds``."""
     decided = denied = 0
-    cpu_before = sum(server.cpu_times()[:2])
+    cpu_before = _node_cpu(server)
     started = time.perf_counter()
     deadline = started + seconds
     i = 0
@@ -221,7 +233,7 @@ def _throughput(
         decided += batch
         denied += answer.count(b'"DENIED"')
     elapsed = time.perf_counter() - started
-    cores = (sum(server.cpu_times()[:2]) - cpu_before) / elapsed
+    cores = (_node_cpu(server) - cpu_before) / elapsed
     return decided / elapsed, cores, denied / max(decided, 1)
 
 

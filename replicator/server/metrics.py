@@ -56,6 +56,8 @@ class AuditFigures:
     sink_up: bool
     spool_bytes: int
     corrupt_lines: int = 0
+    sender_restarts: int = 0
+    """Times the node restarted its audit sender process after it exited on its own."""
 
 
 class _ScrapeCollector(Collector):
@@ -148,6 +150,11 @@ def _audit_metrics(f: AuditFigures) -> Iterator[Metric]:
     )
     yield _gauge(
         "aclstore_audit_sink_up", "1 when the last write to the audit sink succeeded", f.sink_up
+    )
+    yield CounterMetricFamily(
+        "aclstore_audit_sender_restarts",
+        "Times the audit sender process exited on its own and was restarted by the node",
+        value=f.sender_restarts,
     )
 
 

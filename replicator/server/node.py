@@ -28,7 +28,8 @@ from typing import Any, Final
 
 from replicator.contract.openapi import openapi_bytes
 from replicator.replica import Replica, ReplicaSettings
-from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, AuditSink
+from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, AuditSinkOpener
+from replicator.server.audit.sinks import EmbeddedAuditLog, KafkaAuditTopic
 from replicator.server.callers import LOOPBACK_NETWORKS, CallerPolicy
 from replicator.server.http import HttpLimits, SidecarHTTPServer
 from replicator.server.metrics import SidecarMetrics
@@ -155,18 +156,17 @@ class Node:
         self._closers.append(log)
         return log
 
-    def _audit_sink(self) -> AuditSink:
+    def _audit_sink(self) -> AuditSinkOpener:
+        """The audit log as the audit sender process opens it."""
         s = self.settings
         if s.bootstrap_servers:
             topic = s.audit_topic or f"{s.topic}-audit"
             _ensure_audit_topic(s.bootstrap_servers, topic, s.log_settings, s.log_client)
-            sink = KafkaChangeLog(
-                s.bootstrap_servers, topic, s.log_settings, create_topic=False, client=s.log_client
-            )
-        else:
-            sink = EmbeddedChangeLog(self.data_dir / "audit")  # type: ignore[assignment]
-        self._closers.append(sink)
-        return sink
+            return KafkaAuditTopic(
+                bootstrap_servers=s.bootstrap_servers, topic=topic, log_settings=s.log_settings,
+                client=s.log_client,
+            )  # fmt: skip
+        return EmbeddedAuditLog(data_dir=self.data_dir / "audit")
 
     # --- lifecycle ------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from replicator.server.audit import AuditSpoolError, Position, Spool
-from replicator.server.audit.spool import POSITION_FILE, SEGMENT_SUFFIX
+from replicator.server.audit.spool import POSITION_FILE, SEGMENT_SUFFIX, SpoolReader
 
 pytestmark = pytest.mark.unit
 
@@ -123,3 +123,21 @@ def test_a_line_changed_on_disk_is_skipped_and_counted(tmp_path: Path) -> None:
     again.commit(after)
     assert again.backlog == 0
     again.close()
+
+
+def test_a_reader_of_its_own_shares_the_figures_with_the_writer(tmp_path: Path) -> None:
+    """The sender may be another process: it opens a SpoolReader over the same directory, and
+    each side sees the other's counts through the mapped progress file."""
+    spool = Spool(tmp_path, capacity=4, segment_bytes=1 << 20)
+    reader = SpoolReader(tmp_path)
+    assert reader.spool_id == spool.spool_id
+    append(spool, "a", "b", "c")
+    assert reader.backlog == 3
+    lines, after = reader.read(reader.resume(), 1000)
+    assert [line.body for line in lines] == [b"a,b,c"]
+    assert append(spool, "d", "e") == 1  # the bound, before the reader's commit
+    reader.commit(after)
+    assert (spool.shipped, spool.backlog, reader.dropped) == (after, 1, 1)
+    assert append(spool, "f", "g") == 0  # room again, seen by the writer
+    spool.close()
+    assert (SpoolReader(tmp_path).backlog, SpoolReader(tmp_path).dropped) == (3, 1)

@@ -1,8 +1,11 @@
 """Audit emission: decisions as CloudEvents on an audit log, on local disk before the answer.
 
 * :mod:`~replicator.server.audit.spool`: the append-only segment files and the shipped position;
-* :mod:`~replicator.server.audit.emitter`: the request path (sampling, one write per request)
-  and the sender thread that ships the spool to the audit log.
+* :mod:`~replicator.server.audit.progress`: the figures the writer and the sender share;
+* :mod:`~replicator.server.audit.emitter`: the request path (sampling, one write per request);
+* :mod:`~replicator.server.audit.sender`: the sender that ships the spool to the audit log, a
+  process of its own in a node (a thread when given a sink object);
+* :mod:`~replicator.server.audit.sinks`: the audit log as the sender process opens it.
 """
 
 from replicator.server.audit.emitter import (
@@ -11,6 +14,7 @@ from replicator.server.audit.emitter import (
     AuditEmitter,
     AuditSettings,
     AuditSink,
+    AuditSinkOpener,
     cloud_events,
 )
 from replicator.server.audit.spool import AuditSpoolError, Position, Spool
@@ -21,6 +25,7 @@ __all__ = [
     "AuditEmitter",
     "AuditSettings",
     "AuditSink",
+    "AuditSinkOpener",
     "AuditSpoolError",
     "Position",
     "Spool",

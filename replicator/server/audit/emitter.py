@@ -6,14 +6,16 @@ audited, so that a grant in use is never reported unused for want of a sample (`
 unused grants are exact to within a period).  The request path
 writes the request's audited decisions as one line to the spool
 (:mod:`replicator.server.audit.spool`): one ``write(2)`` per request, no fsync, so a killed
-process loses nothing.  A sender thread reads the spool, turns each decision into a CloudEvent
-(built by :mod:`replicator.contract.audit_event`, declared in ``schemas/audit_event_v1.json``:
-principal, host, operation, resource, result, the deciding rule or binding, and the change-log
-offset the decision reflects), appends them to the sink, a :class:`~store.log.base.ChangeLog`
-(an audit topic next to the ACL topic on Kafka, or an embedded log in the data directory), and
-only after the sink acknowledged records the shipped position.  A restarted node resumes from
-that position; an event sent but not recorded as shipped is sent again under the same id
-(delivery is at least once, the id is what downstream deduplicates on).
+process loses nothing.  A sender (:mod:`replicator.server.audit.sender`; in a node, a process
+of its own, so that it takes no turn of the request threads' interpreter lock) reads the
+spool, turns each decision into a CloudEvent (built by :mod:`replicator.contract.audit_event`,
+declared in ``schemas/audit_event_v1.json``: principal, host, operation, resource, result, the
+deciding rule or binding, and the change-log offset the decision reflects), appends them to
+the sink, a :class:`~store.log.base.ChangeLog` (an audit topic next to the ACL topic on Kafka,
+or an embedded log in the data directory), and only after the sink acknowledged records the
+shipped position.  A restarted node resumes from that position; an event sent but not
+recorded as shipped is sent again under the same id (delivery is at least once, the id is
+what downstream deduplicates on).
 
 While the sink is down the spool holds the events, up to ``buffer_max_events`` not yet
 shipped; past that, new events are dropped and *counted* (``aclstore_audit_dropped_events`` in
@@ -35,9 +37,10 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _json_string
 from operator import attrgetter
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final, Protocol, runtime_checkable
 
 from replicator.contract.audit_event import AuditEventEncoder, DecisionFragments
+from replicator.server.audit.progress import SENT, SINK_UP
 from replicator.server.audit.spool import Line, Spool
 from replicator.server.metrics import AuditFigures
 from store.acl import AclPermissionType
@@ -51,10 +54,6 @@ SPOOL_DIR: Final = "audit-spool"
 LEGACY_BUFFER_FILE: Final = "audit-buffer.sqlite3"
 """The SQLite buffer of earlier versions: its events are moved into the spool at start."""
 
-_HAND_OVER_EVENTS: Final = 256
-"""The sender lets a waiting request thread run after about this many events encoded (a
-few hundred microseconds)."""
-
 _log = logging.getLogger("aclstore.audit")
 
 
@@ -64,6 +63,18 @@ class AuditSink(Protocol):
     def append(
         self, records: Sequence[tuple[bytes, bytes | None]], *, timeout: float = 10.0
     ) -> list[int]: ...
+
+
+class ClosableAuditSink(AuditSink, Protocol):
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class AuditSinkOpener(Protocol):
+    """A way to open the sink in another process: picklable, and what it opens is closed there
+    (:mod:`replicator.server.audit.sinks`)."""
+
+    def open_sink(self) -> ClosableAuditSink: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,21 +170,32 @@ def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[
 
 
 class AuditEmitter:
-    """Writes audited decisions to the spool and ships them to the sink from a sender thread."""
+    """Writes audited decisions to the spool; a sender ships them to the sink.
 
-    def __init__(self, sink: AuditSink, spool_dir: Path, settings: AuditSettings | None = None) -> None:
-        self.sink = sink
+    Given a sink object, the sender is a thread of this process (it then shares the request
+    threads' interpreter lock).  Given an :class:`AuditSinkOpener`, it is a process of its own
+    (:class:`~replicator.server.audit.sender.SenderProcess`), which opens the sink there: what
+    a node does.
+    """
+
+    def __init__(
+        self,
+        sink: AuditSink | AuditSinkOpener,
+        spool_dir: Path,
+        settings: AuditSettings | None = None,
+    ) -> None:
+        # The sender's module builds on this one's settings and line format.
+        from replicator.server.audit.sender import Sender, SenderConfig, SenderProcess
+
         self.settings = settings or AuditSettings()
         s = self.settings
         self.spool = Spool(spool_dir, capacity=s.buffer_max_events, segment_bytes=s.segment_bytes)
-        self._encoder = AuditEventEncoder(s.source)
-        _adopt_legacy_buffer(spool_dir.parent / LEGACY_BUFFER_FILE, self.spool, self._encoder)
-        self._position = self.spool.shipped
+        _adopt_legacy_buffer(spool_dir.parent / LEGACY_BUFFER_FILE, self.spool, AuditEventEncoder(s.source))
+        progress = self.spool.progress
+        progress.set(SENT, 0)  # counted from this start, as the node's other counters
+        progress.set(SINK_UP, 1)
         self._wake = threading.Event()
         self._closing = threading.Event()
-        self._sent = 0
-        self._sink_up = True
-        self._next_retry = 0.0
         self._rate = s.allow_sample_rate
         self._random = random.random
         # The bindings whose use this period was emitted, by object id (a cheap key on the
@@ -185,8 +207,18 @@ class AuditEmitter:
         self._log_unsampled = math.log(1.0 - self._rate) if self._rate < 1.0 else -math.inf
         self._skip = self._gap() if self._rate > 0.0 else 0
         self._usage_period_end = time.monotonic() + s.usage_period_s
-        self._thread = threading.Thread(target=self._run, name="aclstore-audit", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        self.sender_process: SenderProcess | None = None
+        if isinstance(sink, AuditSinkOpener):  # it can be opened elsewhere: in a process of its own
+            config = SenderConfig(spool_dir, s, sink, _log.getEffectiveLevel())
+            self.sender_process = SenderProcess(config, progress)
+        else:
+            sender = Sender(
+                sink, self.spool, s, wake=self._wake, closing=self._closing, idle_s=1.0,
+                hand_over=True,
+            )  # fmt: skip
+            self._thread = threading.Thread(target=sender.run, name="aclstore-audit", daemon=True)
+            self._thread.start()
 
     # --- the request path ------------------------------------------------------------------
 
@@ -281,10 +313,11 @@ class AuditEmitter:
             buffered=self.spool.backlog,
             buffer_capacity=self.spool.capacity,
             dropped=self.spool.dropped,
-            sent=self._sent,
-            sink_up=self._sink_up,
+            sent=self.spool.progress.get(SENT),
+            sink_up=bool(self.spool.progress.get(SINK_UP)),
             spool_bytes=self.spool.size_bytes(),
             corrupt_lines=self.spool.corrupt_lines,
+            sender_restarts=self.sender_process.restarts if self.sender_process is not None else 0,
         )
 
     def flush(self, timeout: float = 10.0) -> bool:
@@ -297,78 +330,15 @@ class AuditEmitter:
             time.sleep(0.02)
         return self.spool.backlog == 0
 
-    # --- the sender thread ---------------------------------------------------------------------
-
-    def _run(self) -> None:
-        try:
-            self._loop()
-        finally:
-            if self.spool.uncommitted_drops:  # the drop count outlives the process
-                self.spool.commit(self._position)
-
-    def _loop(self) -> None:
-        s = self.settings
-        while True:
-            closing = self._closing.is_set()
-            backlog = self.spool.backlog
-            if backlog == 0 or (not self._sink_up and time.monotonic() < self._next_retry):
-                if self.spool.uncommitted_drops:
-                    self.spool.commit(self._position)  # keeps the drop count across restarts
-                if closing:
-                    return
-                wait = 1.0 if backlog == 0 else self._next_retry - time.monotonic()
-                self._wake.wait(max(wait, 0.0))
-                self._wake.clear()
-                continue
-            if not closing and backlog < s.batch_events:
-                self._closing.wait(s.linger_s)  # let a batch gather
-            try:
-                if not self._ship_one_batch():  # a backlog but nothing readable: no busy loop
-                    self._wake.wait(s.retry_backoff_s)
-                    self._wake.clear()
-            except Exception as exc:  # any failure: the events stay on disk
-                if self._sink_up:
-                    _log.warning("audit sink unavailable, keeping events on disk: %s", exc)
-                self._sink_up = False
-                self._next_retry = time.monotonic() + s.retry_backoff_s
-                if closing:
-                    return
-
-    def _ship_one_batch(self) -> bool:
-        """Ship what the spool holds from the position, up to a batch; False when nothing moved."""
-        s = self.settings
-        lines, after = self.spool.read(self._position, s.batch_events)
-        if after == self._position:
-            return False
-        records: list[tuple[bytes, bytes | None]] = []
-        handed_over = 0
-        for line in lines:
-            try:
-                records.extend(cloud_events(line, self.spool.spool_id, self._encoder))
-            except (ValueError, TypeError, KeyError) as exc:  # a body changed on disk
-                self.spool.corrupt_lines += 1
-                _log.error("audit spool line at event %d is unreadable (%r): skipped", line.seq, exc)
-            if len(records) - handed_over >= _HAND_OVER_EVENTS:
-                # Hand the interpreter lock over: a request thread waiting for it would
-                # otherwise wait out the switch interval at each of its I/O calls.
-                handed_over = len(records)
-                time.sleep(0)
-        if records:
-            self.sink.append(records, timeout=s.sink_timeout_s)
-            # Counted before the commit: whoever sees the backlog empty (flush) sees them sent.
-            self._sent += len(records)
-        self.spool.commit(after)
-        self._position = after
-        if not self._sink_up:
-            _log.warning("audit sink is back; shipping the events kept on disk")
-        self._sink_up = True
-        return True
-
     def close(self, timeout: float | None = None) -> None:
         """Ship what the sink takes within ``timeout``, then stop: the rest stays on disk."""
-        self._closing.set()
-        self._wake.set()
-        self._thread.join(timeout if timeout is not None else self.settings.sink_timeout_s + 5)
+        wait = timeout if timeout is not None else self.settings.sink_timeout_s + 5
+        if self.sender_process is not None:
+            self.sender_process.close(wait)
+        if self._thread is not None:
+            self._closing.set()
+            self._wake.set()
+            self._thread.join(wait)
         self.spool.close()
 
 

@@ -18,8 +18,11 @@ downstream deduplicates on.
 The backlog (events written and not yet shipped) is bounded: a request that finds it full
 keeps what fits and the rest are dropped and counted, never silently.
 
-Two threads, two sides: request threads append (under one lock); one sender thread reads and
-commits.  Neither touches the other's files or descriptors.
+Two sides: request threads append (under one lock) through :class:`Spool`; one sender (a thread,
+or a process of its own) reads and commits through a :class:`SpoolReader`.  Neither touches the
+other's files or descriptors; what each must know of the other (how far writing and shipping
+got, the counts ``/metrics`` shows) is in the mapped ``progress`` file
+(:mod:`replicator.server.audit.progress`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from replicator.server.audit.progress import (
+    CORRUPT,
+    DROPPED,
+    SHIPPED_BYTE,
+    SHIPPED_SEGMENT,
+    SHIPPED_SEQ,
+    WRITTEN,
+    Progress,
+)
 from store.errors import StoreError
 
 SEGMENT_SUFFIX: Final = ".audit"
@@ -80,49 +92,56 @@ def parse_line(raw: bytes) -> Line:
     return Line(int(seq_text), int(count_text), body)
 
 
-class Spool:
-    """The segment files of one node (``<data dir>/audit-spool``)."""
+class SpoolReader:
+    """The sender's side of a spool directory: read lines from a position, commit positions.
 
-    def __init__(
-        self,
-        directory: Path,
-        *,
-        capacity: int,
-        segment_bytes: int,
-    ) -> None:
+    It never writes a segment: the :class:`Spool` that the node opened has recovered the
+    directory (and made its id) before any sender starts.
+    """
+
+    def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.capacity = capacity
-        self.segment_bytes = segment_bytes
-        directory.mkdir(parents=True, exist_ok=True)
         self.spool_id = self._spool_id()
-        self.dropped, stored = self._read_position()
-        self.corrupt_lines = 0
-        """Lines of the segments that could not be read back (changed on disk), skipped."""
-        self._committed_dropped = self.dropped
-        self._lock = threading.Lock()
-        self._base, self._size, self.next_seq = self._recover(stored)
-        self._fd = self._open_segment(self._base)
-        segments = self._segments()
-        # A position in a segment that is gone (moved aside by hand): ship all there is.
-        self.shipped = (
-            stored
-            if stored is not None and stored.segment in segments
-            else Position(segments[0], 0, segments[0])
-        )
-
-    # --- opening ---------------------------------------------------------------------------
+        self.progress = Progress(directory)
 
     def _spool_id(self) -> str:
-        """16 hex digits, made once per spool: with the sequence number, a globally unique id."""
         path = self.directory / ID_FILE
-        if path.exists():
-            text = path.read_text().strip()
-            if len(text) == 16 and all(c in "0123456789abcdef" for c in text):
-                return text
-            raise AuditSpoolError(f"{path} holds {text!r}, not 16 hex digits; remove the file")
-        text = secrets.token_hex(8)
-        _write_whole(path, text + "\n")
-        return text
+        text = path.read_text().strip() if path.exists() else ""
+        if len(text) == 16 and all(c in "0123456789abcdef" for c in text):
+            return text
+        raise AuditSpoolError(f"{path} holds {text!r}, not 16 hex digits; remove the file")
+
+    # --- the shared figures (replicator.server.audit.progress) --------------------------------
+
+    @property
+    def shipped(self) -> Position:
+        p = self.progress
+        return Position(p.get(SHIPPED_SEGMENT), p.get(SHIPPED_BYTE), p.get(SHIPPED_SEQ))
+
+    def _publish_shipped(self, position: Position) -> None:
+        p = self.progress
+        p.set(SHIPPED_SEGMENT, position.segment)
+        p.set(SHIPPED_BYTE, position.byte)
+        p.set(SHIPPED_SEQ, position.seq)  # last: it is what bounds the backlog
+
+    @property
+    def backlog(self) -> int:
+        """Events written and not yet shipped."""
+        return self.progress.get(WRITTEN) - self.progress.get(SHIPPED_SEQ)
+
+    @property
+    def dropped(self) -> int:
+        return self.progress.get(DROPPED)
+
+    @property
+    def corrupt_lines(self) -> int:
+        """Lines of the segments that could not be read back (changed on disk), skipped."""
+        return self.progress.get(CORRUPT)
+
+    def count_corrupt(self) -> None:
+        self.progress.add(CORRUPT, 1)
+
+    # --- where shipping stands ---------------------------------------------------------------
 
     def _read_position(self) -> tuple[int, Position | None]:
         path = self.directory / POSITION_FILE
@@ -143,6 +162,121 @@ class Spool:
             for p in self.directory.glob(f"*{SEGMENT_SUFFIX}")
             if p.name[: -len(SEGMENT_SUFFIX)].isdigit()
         )
+
+    def resume(self) -> Position:
+        """The committed position, read from its file and published as the shipped one.
+
+        A sender calls it once it is the only one (an earlier sender may have committed after
+        the node opened the spool).  A position in a segment that is gone (moved aside by
+        hand): ship all there is.
+        """
+        stored = self._read_position()[1]
+        segments = self._segments()
+        if stored is not None and stored.segment in segments:
+            position = stored
+        elif segments:
+            position = Position(segments[0], 0, segments[0])
+        else:
+            position = stored if stored is not None else Position(0, 0, 0)
+        self._publish_shipped(position)
+        return position
+
+    # --- reading and committing -------------------------------------------------------------------
+
+    def read(self, position: Position, max_events: int) -> tuple[list[Line], Position]:
+        """Whole lines from ``position`` up to about ``max_events`` events, and the position after.
+
+        A segment is final once a later one exists (the writer rolls under its lock after its
+        last write): only then does reading move past its end.
+        """
+        lines: list[Line] = []
+        events = 0
+        while events < max_events:
+            later = [b for b in self._segments() if b > position.segment]
+            path = self.directory / segment_name(position.segment)
+            try:
+                with path.open("rb") as f:
+                    f.seek(position.byte)
+                    data = f.read(_READ_CHUNK)
+                    if b"\n" not in data and len(data) == _READ_CHUNK:  # one very long line
+                        data += f.read()
+            except FileNotFoundError:
+                data = b""
+            end = data.rfind(b"\n") + 1
+            start = 0
+            while start < end and events < max_events:
+                stop = data.index(b"\n", start)
+                try:
+                    line = parse_line(data[start:stop])
+                except AuditSpoolError as exc:  # changed on disk: skipped, counted, logged
+                    self.count_corrupt()
+                    _log.error("%s: skipped (in %s)", exc.message, path)
+                    start = stop + 1
+                    continue
+                if line.seq + line.count > position.seq:  # skip what a torn commit re-reads
+                    lines.append(line)
+                    events += line.count
+                start = stop + 1
+            if start:
+                seq = lines[-1].seq + lines[-1].count if lines else position.seq
+                position = Position(position.segment, position.byte + start, seq)
+                continue
+            if not later:
+                break
+            position = Position(later[0], 0, position.seq)
+        return lines, position
+
+    def commit(self, position: Position) -> None:
+        """Record ``position`` as shipped and remove the segments wholly behind it."""
+        dropped = self.dropped
+        _write_whole(
+            self.directory / POSITION_FILE,
+            f"{position.segment} {position.byte} {position.seq} {dropped}\n",
+        )
+        self._publish_shipped(position)
+        for base in self._segments():
+            if base < position.segment:
+                (self.directory / segment_name(base)).unlink(missing_ok=True)
+
+    def size_bytes(self) -> int:
+        total = 0
+        for base in self._segments():
+            try:
+                total += (self.directory / segment_name(base)).stat().st_size
+            except FileNotFoundError:
+                continue
+        return total - self.shipped.byte
+
+
+class Spool(SpoolReader):
+    """The segment files of one node (``<data dir>/audit-spool``), opened for writing."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        capacity: int,
+        segment_bytes: int,
+    ) -> None:
+        self.capacity = capacity
+        self.segment_bytes = segment_bytes
+        directory.mkdir(parents=True, exist_ok=True)
+        if not (directory / ID_FILE).exists():
+            # 16 hex digits, made once per spool: with the sequence number, a unique id.
+            _write_whole(directory / ID_FILE, secrets.token_hex(8) + "\n")
+        super().__init__(directory)
+        dropped, stored = self._read_position()
+        p = self.progress
+        # The drop count lives in the mapped file; an earlier version kept it in the position.
+        p.set(DROPPED, max(dropped, p.get(DROPPED)))
+        p.set(CORRUPT, 0)
+        self._lock = threading.Lock()
+        self._base, self._size, self.next_seq = self._recover(stored)
+        p.set(WRITTEN, self.next_seq)
+        self._fd = self._open_segment(self._base)
+        self.resume()
+
+    # --- opening ---------------------------------------------------------------------------
 
     def _recover(self, stored: Position | None) -> tuple[int, int, int]:
         """(base, size, next seq) of the segment to append to; a torn last line is cut off.
@@ -172,33 +306,26 @@ class Spool:
 
     # --- the request side ------------------------------------------------------------------
 
-    @property
-    def backlog(self) -> int:
-        """Events written and not yet shipped."""
-        return self.next_seq - self.shipped.seq
-
     def append(self, count: int, body: bytes, trim: Callable[[int], bytes]) -> int:
         """Write one line: ``body`` holds ``count`` events, ``trim(n)`` the body of the first n.
 
         Past the bound, only the events that fit are written: returns how many were dropped.
         """
         with self._lock:
-            room = self.capacity - (self.next_seq - self.shipped.seq)
+            room = self.capacity - (self.next_seq - self.progress.get(SHIPPED_SEQ))
             kept = count if room >= count else max(room, 0)
             if kept:
                 written = body if kept == count else trim(kept)
                 line = b"%d %d %s\n" % (self.next_seq, kept, written)
                 _write_all(self._fd, line)
                 self.next_seq += kept
+                self.progress.set(WRITTEN, self.next_seq)
                 self._size += len(line)
                 if self._size >= self.segment_bytes:
                     self._roll()
-            self.dropped += count - kept
+            if kept < count:
+                self.progress.add(DROPPED, count - kept)
             return count - kept
-
-    def count_dropped(self, count: int) -> None:
-        with self._lock:
-            self.dropped += count
 
     def _roll(self) -> None:
         os.close(self._fd)
@@ -210,77 +337,6 @@ class Spool:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
-
-    # --- the sender side -------------------------------------------------------------------
-
-    def read(self, position: Position, max_events: int) -> tuple[list[Line], Position]:
-        """Whole lines from ``position`` up to about ``max_events`` events, and the position after.
-
-        A segment is final once a later one exists (the writer rolls under its lock after its
-        last write): only then does reading move past its end.
-        """
-        lines: list[Line] = []
-        events = 0
-        while events < max_events:
-            later = [b for b in self._segments() if b > position.segment]
-            path = self.directory / segment_name(position.segment)
-            try:
-                with path.open("rb") as f:
-                    f.seek(position.byte)
-                    data = f.read(_READ_CHUNK)
-                    if b"\n" not in data and len(data) == _READ_CHUNK:  # one very long line
-                        data += f.read()
-            except FileNotFoundError:
-                data = b""
-            end = data.rfind(b"\n") + 1
-            start = 0
-            while start < end and events < max_events:
-                stop = data.index(b"\n", start)
-                try:
-                    line = parse_line(data[start:stop])
-                except AuditSpoolError as exc:  # changed on disk: skipped, counted, logged
-                    self.corrupt_lines += 1
-                    _log.error("%s: skipped (in %s)", exc.message, path)
-                    start = stop + 1
-                    continue
-                if line.seq + line.count > position.seq:  # skip what a torn commit re-reads
-                    lines.append(line)
-                    events += line.count
-                start = stop + 1
-            if start:
-                seq = lines[-1].seq + lines[-1].count if lines else position.seq
-                position = Position(position.segment, position.byte + start, seq)
-                continue
-            if not later:
-                break
-            position = Position(later[0], 0, position.seq)
-        return lines, position
-
-    def commit(self, position: Position) -> None:
-        """Record ``position`` as shipped and remove the segments wholly behind it."""
-        dropped = self.dropped
-        _write_whole(
-            self.directory / POSITION_FILE,
-            f"{position.segment} {position.byte} {position.seq} {dropped}\n",
-        )
-        self._committed_dropped = dropped
-        self.shipped = position
-        for base in self._segments():
-            if base < position.segment:
-                (self.directory / segment_name(base)).unlink(missing_ok=True)
-
-    @property
-    def uncommitted_drops(self) -> bool:
-        return self.dropped != self._committed_dropped
-
-    def size_bytes(self) -> int:
-        total = 0
-        for base in self._segments():
-            try:
-                total += (self.directory / segment_name(base)).stat().st_size
-            except FileNotFoundError:
-                continue
-        return total - self.shipped.byte
 
 
 def _write_all(fd: int, data: bytes) -> None:

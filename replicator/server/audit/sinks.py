@@ -1,0 +1,40 @@
+"""The audit log as a sender process opens it: the node describes it, the sender opens it.
+
+Each is a picklable :class:`~replicator.server.audit.emitter.AuditSinkOpener`, handed to the
+sender process at its start (:mod:`replicator.server.audit.sender`), with everything the sink
+needs: the embedded log's directory, or the Kafka topic and how to connect to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from store.log import EmbeddedChangeLog, KafkaChangeLog, KafkaLogSettings
+from store.log.client_properties import KafkaClientProperties
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmbeddedAuditLog:
+    """The embedded audit log in ``<data dir>/audit``."""
+
+    data_dir: Path
+
+    def open_sink(self) -> EmbeddedChangeLog:
+        return EmbeddedChangeLog(self.data_dir)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaAuditTopic:
+    """The audit topic next to the ACL topic (created by the node before the sender starts)."""
+
+    bootstrap_servers: str
+    topic: str
+    log_settings: KafkaLogSettings
+    client: KafkaClientProperties | None
+
+    def open_sink(self) -> KafkaChangeLog:
+        return KafkaChangeLog(
+            self.bootstrap_servers, self.topic, self.log_settings, create_topic=False,
+            client=self.client,
+        )  # fmt: skip
