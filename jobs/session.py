@@ -41,7 +41,11 @@ LOCAL_CONF: Final = {
     # A local session's JVM is the driver and the executor, short-lived and on few cores: its
     # C2 compiler threads took more CPU than the archive's own tasks (34 s against 18 s for a
     # 200,000-event archive), so the client compiler alone, which compiles in a fraction.
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+    # On the client compiler alone the JVM reserves 48 MB for compiled code, not 240: Spark
+    # compiles classes for every query and micro-batch, and a long run filled it (a
+    # 10,000,000-event archive after 2.5 minutes), after which the JVM stops compiling and
+    # interprets whatever it had not compiled yet, for the rest of the session.
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m",
 }
 
 

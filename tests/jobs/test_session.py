@@ -38,3 +38,11 @@ def test_a_local_session_runs_on_the_client_compiler_alone(spark: object) -> Non
     jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
     arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
     assert "-XX:TieredStopAtLevel=1" in arguments
+
+
+def test_a_local_session_has_room_for_compiled_code_in_a_long_run(spark: object) -> None:
+    """The JVM's own setting (48 MB by default on the client compiler alone): 256 MB."""
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    management = jvm.java.lang.management.ManagementFactory
+    diagnostics = management.getPlatformMXBean(jvm.com.sun.management.HotSpotDiagnosticMXBean._java_lang_class)
+    assert int(diagnostics.getVMOption("ReservedCodeCacheSize").getValue()) == 256 * 1024 * 1024
