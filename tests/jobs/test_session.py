@@ -44,5 +44,6 @@ def test_a_local_session_has_room_for_compiled_code_in_a_long_run(spark: object)
     """The JVM's own setting (48 MB by default on the client compiler alone): 256 MB."""
     jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
     management = jvm.java.lang.management.ManagementFactory
-    diagnostics = management.getPlatformMXBean(jvm.com.sun.management.HotSpotDiagnosticMXBean._java_lang_class)
+    bean = jvm.com.sun.management.HotSpotDiagnosticMXBean._java_lang_class
+    diagnostics = management.getPlatformMXBean(bean)
     assert int(diagnostics.getVMOption("ReservedCodeCacheSize").getValue()) == 256 * 1024 * 1024
