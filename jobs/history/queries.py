@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from jobs.history.answers import (
+    ACL_CREATED,
     EVERY_PRINCIPAL,
     AccessChange,
     DiffAnswer,
@@ -32,9 +33,16 @@ from jobs.history.answers import (
     WhoEntry,
 )
 from jobs.history.archive import LogSource, decode_batch
-from jobs.history.decode import Validity, fold_validity
+from jobs.history.decode import Validity, binding_identity, fold_validity
 from jobs.history.errors import BeforeHistoryError, NoHistoryError
-from jobs.history.tables import current_rows, event_of_row, events_path, validity_of_row, validity_path
+from jobs.history.intervals import BINDING_FIELDS
+from jobs.history.tables import (
+    current_rows,
+    event_of_row,
+    events_path,
+    validity_of_row,
+    validity_path,
+)
 from store.access_diff import AclState, change_diff
 from store.acl import (
     WILDCARD_RESOURCE,
@@ -43,6 +51,7 @@ from store.acl import (
     AclPermissionType,
     PatternType,
     ResourceType,
+    parse_fields,
 )
 from store.authorizer import (
     ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG,
@@ -152,6 +161,7 @@ def load_intervals(
     at: int | None = None,
     relevant: Callable[[Validity], bool] = lambda _: True,
     reading: Reading | None = None,
+    state_only: bool = False,
 ) -> Loaded:
     """The validity intervals in ``scope`` (all when None), brought up to the log's end with
     the tail, narrowed to ``relevant`` ones.
@@ -159,13 +169,15 @@ def load_intervals(
     ``live``: only the intervals live at offset ``at`` or, with ``at`` None, those open now
     (every interval the tail may close is among them).  ``scope`` must keep every interval
     ``relevant`` keeps; tail events about other bindings and settings are not folded at all.
+    ``state_only``: the archived intervals' events carry offsets, bindings and values only
+    (:func:`~jobs.history.tables.current_rows`), for answers made of the state alone.
     """
     reading = reading or read_end(spark, location, source)
     found: dict[tuple[str, int], Validity] = {}
     table = _table(spark, validity_path(location))
     if table is not None:
         where = _live_or_open(at) if live else None
-        for row in current_rows(table, scope, where).collect():
+        for row in current_rows(table, scope, where, state_only=state_only).collect():
             interval = validity_of_row(row)
             key = (interval.id, interval.from_offset)
             if interval.closed is not None or key not in found:
@@ -228,7 +240,8 @@ def _resolve_point(
     spark: Any, location: str, source: LogSource | None, at_ms: int | None, offset: int | None
 ) -> tuple[int | None, int | None, Reading]:
     """:func:`_resolve`, and the log time of the offset when it was resolved from ``at_ms``
-    (else None: :func:`time_at` finds it), from one aggregation of the events table."""
+    (else None: :func:`time_at` finds it), from the events table's statistics and one
+    aggregation of the files at or before ``at_ms``."""
     from pyspark.sql import functions as f
 
     first: int | None = None
@@ -236,16 +249,16 @@ def _resolve_point(
     last_ms: int | None = None
     table = _table(spark, events_path(location))
     if table is not None:
-        columns = [f.max("offset")]
-        if at_ms is not None:
-            point = f.struct("offset", "timeMs")  # ordered by offset first
-            columns += [f.min("timeMs"), f.max(f.when(f.col("timeMs") <= at_ms, point))]
-        row = table.agg(*columns).collect()[0]
+        # Delta answers a whole table's minimum and maximum from its files' statistics; the
+        # point's own aggregation reads only the files with a change at or before it.
+        row = table.agg(f.max("offset"), f.min("timeMs")).collect()[0]
         end = -1 if row[0] is None else int(row[0])
         if at_ms is not None:
             first = None if row[1] is None else int(row[1])
-            if row[2] is not None:
-                last, last_ms = int(row[2][0]), int(row[2][1])
+            point = f.max(f.struct("offset", "timeMs"))  # ordered by offset first
+            found = table.filter(f.col("timeMs") <= at_ms).agg(point).collect()[0][0]
+            if found is not None:
+                last, last_ms = int(found[0]), int(found[1])
     tail, reflected = read_tail(source, end)
     reading = Reading(end, tuple(tail), reflected)
     if offset is not None or at_ms is None:
@@ -548,7 +561,7 @@ def snapshot(
 ) -> Snapshot:
     """The live bindings and settings at ``offset``, at time ``at_ms``, or now."""
     at, at_time, reading = _resolve_point(spark, location, source, at_ms, offset)
-    loaded = load_intervals(spark, location, source, live=True, at=at, reading=reading)
+    loaded = load_intervals(spark, location, source, live=True, at=at, reading=reading, state_only=True)
     at = loaded.offset if at is None else at
     bindings, settings = state_at(loaded.intervals, at)
     return Snapshot(
@@ -575,7 +588,7 @@ def who(
     at, at_time, reading = _resolve_point(spark, location, source, at_ms, offset)
     loaded = load_intervals(
         spark, location, source, scope=resource_filter(resource_type, resource_name), live=True,
-        at=at, relevant=applies_to(resource_type, resource_name), reading=reading,
+        at=at, relevant=applies_to(resource_type, resource_name), reading=reading, state_only=True,
     )  # fmt: skip
     at = loaded.offset if at is None else at
     bindings, settings = state_at(loaded.intervals, at)
@@ -602,11 +615,12 @@ def when(
     """The intervals in which ``principal`` could do ``operation`` on the resource from
     ``host``, overlapping ``[from_ms, to_ms]``, with the events that opened and closed them.
 
-    Reads the rows that apply to the resource; of those whose principal or host cannot match
-    the requester, only ``fromOffset, toOffset`` (Arrow), merged into the stretches in which
-    any ACL applies (:func:`presence_of`), and the few rows where such a stretch begins or
-    ends.  The decision rules then run at the change points of the requester's own bindings,
-    the settings and those stretches only.
+    Reads the rows that apply to the resource: the requester's own and the settings in full;
+    of the others, each interval once for the state alone (Arrow: its offsets, and the
+    binding of those still open, which the tail may close), merged into the stretches in
+    which any ACL applies (:func:`presence_of`), and the events where such a stretch begins or
+    ends (from the tail, else the events table by offset).  The decision rules then run at
+    the change points of the requester's own bindings, the settings and those stretches only.
     """
     text = str(principal)
     action = Action(operation, resource_type, resource_name)
@@ -619,7 +633,7 @@ def when(
     mine: list[Validity] = []
     others_open: list[Validity] = []
     closed_spans: list[tuple[int, int | None]] = []
-    boundary_rows: Any = None
+    archived_events: Any = None
     if table is not None:
         from pyspark.sql import functions as f
 
@@ -628,18 +642,29 @@ def when(
             f.col("principal").isin(str(KafkaPrincipal.parse(text)), EVERY_PRINCIPAL)
             & f.col("host").isin(host, "*")
         )
-        # In full: the requester's own rows and the others' open ones (few); of the others'
-        # closed rows (never superseded), only the offsets.
-        for row in current_rows(table, scope, matching | f.col("toOffset").isNull()).collect():
+        # In full: the requester's own intervals and the settings (few rows, which Spark
+        # selects in the scan: the filters are on opening columns).
+        for row in current_rows(table, scope & matching).collect():
             interval = validity_of_row(row)
             if interval.binding is None or own(interval.binding):
                 mine.append(interval)
             else:
                 others_open.append(interval)
-        others = table.filter(scope & ~matching)
-        spans = others.filter(f.col("toOffset").isNotNull()).select("fromOffset", "toOffset").toArrow()
-        closed_spans = list(zip(spans.column(0).to_pylist(), spans.column(1).to_pylist(), strict=True))
-        boundary_rows = others
+        # Every other interval once (its closed row where there is one), read for the state
+        # alone: its offsets, and the binding of those still open (the tail may close them).
+        others = current_rows(table, scope & ~matching, state_only=True)
+        still = f.col("toOffset").isNull()
+        lean = others.select(
+            "fromOffset", "toOffset", *(f.when(still, f.col(c)).alias(c) for c in BINDING_FIELDS)
+        ).toArrow()
+        froms, tos = lean.column("fromOffset").to_pylist(), lean.column("toOffset").to_pylist()
+        fields = zip(*(lean.column(c).to_pylist() for c in BINDING_FIELDS), strict=True)
+        for start, end, binding_fields in zip(froms, tos, fields, strict=True):
+            if end is not None:
+                closed_spans.append((start, end))
+            else:
+                others_open.append(opened_at(start, AclBinding.of(*parse_fields(binding_fields))))
+        archived_events = _table(spark, events_path(location))
     changed, _ = fold_validity(tail, {v.id: v for v in [*mine, *others_open] if v.closed is None})
     by_key = {(v.id, v.from_offset): v for v in [*mine, *others_open]}
     by_key.update({(v.id, v.from_offset): v for v in changed})
@@ -647,36 +672,31 @@ def when(
     python_others = [v for v in by_key.values() if v.binding is not None and not own(v.binding)]
     stretches = presence_of([*closed_spans, *((v.from_offset, v.to_offset) for v in python_others)])
     events_at = _events_at(
-        boundary_rows, python_others,
-        {s for s, _ in stretches}, {e for _, e in stretches if e is not None},
-    )  # fmt: skip
+        archived_events, reading.tail, {s for s, _ in stretches} | {e for _, e in stretches if e is not None}
+    )
     presence = [(events_at[s], None if e is None else events_at[e]) for s, e in stretches]
     found = access_intervals(mine, principal=text, host=host, action=action, presence=presence)
     return WhenAnswer(intervals=tuple(i for i in found if overlaps(i, from_ms, to_ms)), offset=offset)
 
 
-def _events_at(
-    rows: Any, intervals: Iterable[Validity], starts: set[int], ends: set[int]
-) -> dict[int, HistoryEvent]:
-    """The events that open an interval at one of ``starts`` or close one at ``ends``, from
-    ``intervals`` and, for the offsets they lack, the validity ``rows``."""
-    found: dict[int, HistoryEvent] = {}
-    for interval in intervals:
-        if interval.from_offset in starts:
-            found[interval.from_offset] = interval.opened
-        if interval.closed is not None and interval.closed.offset in ends:
-            found[interval.closed.offset] = interval.closed
-    missing_starts, missing_ends = sorted(starts - set(found)), sorted(ends - set(found))
-    if rows is not None and (missing_starts or missing_ends):
+def opened_at(offset: int, binding: AclBinding) -> Validity:
+    """The interval of ``binding`` opened at ``offset``, its opening event known by its
+    offset and binding alone (time 0, no actor): for the state, not for showing."""
+    event = HistoryEvent(offset=offset, time_ms=0, type=ACL_CREATED, binding=binding)
+    return Validity(id=binding_identity(binding), opened=event)
+
+
+def _events_at(events: Any, tail: Iterable[HistoryEvent], offsets: set[int]) -> dict[int, HistoryEvent]:
+    """The events at ``offsets`` (one record, one event), from the ``tail`` and, for the
+    offsets it lacks, the archive's ``events`` table: Delta reads only the files whose
+    offset range holds one of them."""
+    found = {e.offset: e for e in tail if e.offset in offsets}
+    missing = sorted(offsets - set(found))
+    if events is not None and missing:
         from pyspark.sql import functions as f
 
-        wanted = f.col("fromOffset").isin(missing_starts) | f.col("toOffset").isin(missing_ends)
-        for row in rows.filter(wanted).collect():
-            interval = validity_of_row(row)
-            if interval.from_offset in starts:
-                found[interval.from_offset] = interval.opened
-            if interval.closed is not None and interval.closed.offset in ends:
-                found[interval.closed.offset] = interval.closed
+        for row in events.filter(f.col("offset").isin(missing)).collect():
+            found[row["offset"]] = event_of_row(row)
     return found
 
 

@@ -73,3 +73,24 @@ def test_a_new_archive_keeps_statistics_of_the_columns_questions_filter_by(spark
     for path, expected in expectations:
         properties = DeltaTable.forPath(spark, path).detail().collect()[0]["properties"]
         assert properties.get("delta.dataSkippingStatsColumns") == expected
+
+
+def test_current_rows_for_the_state_alone_read_the_same_intervals_and_name_them_alike(spark: Any) -> None:
+    """``state_only`` leaves the ids and the events' details unread: the same intervals come
+    back, each with the id the fold gives it (decode.identity), worked out again in Spark."""
+    from jobs.history.decode import identity
+    from jobs.history.tables import validity_of_row
+
+    table = spark.createDataFrame(ROWS, VALIDITY_SCHEMA)
+    full = {(r["fromOffset"], r["toOffset"]): validity_of_row(r) for r in current_rows(table).collect()}
+    lean = {(r["fromOffset"], r["toOffset"]): validity_of_row(r)
+            for r in current_rows(table, state_only=True).collect()}  # fmt: skip
+    assert sorted(lean) == sorted(full) == [(0, None), (1, 5), (2, None), (3, 4)]
+    for key, interval in lean.items():
+        assert interval.id == identity(full[key].opened)
+        assert interval.binding == full[key].binding
+        assert interval.opened.config_value == full[key].opened.config_value
+        assert interval.to_offset == full[key].to_offset
+        assert interval.opened.actor is None and interval.opened.time_ms == 0
+    live = current_rows(table, where=live_filter(4), state_only=True).collect()
+    assert sorted((r["fromOffset"], r["toOffset"]) for r in live) == [(0, None), (1, 5), (2, None)]
