@@ -5,9 +5,9 @@ batch replayed after a crash writes nothing twice.
 A job's table id is stable across restarts (a hash of its location); each micro-batch is
 written with ``txnAppId`` = that id and ``txnVersion`` = the batch id, which Delta records
 and skips when it sees the pair again.  Appends and overwrites take the pair as writer options
-(:func:`idempotent_write`); a MERGE
-reads it from the session, set only for the duration of the write (:func:`idempotent_merge`).
-"""
+(:func:`idempotent_write`); a MERGE reads it from the session, set only for the duration of
+the write (:func:`idempotent_merge`).  Writes to different tables are independent commits, so
+a batch may run them side by side (:func:`in_thread`, :func:`wait_all`)."""
 
 from __future__ import annotations
 
@@ -75,3 +75,46 @@ def run_micro_batches(
         query.awaitTermination()
     finally:
         query.stop()
+
+
+class Running:
+    """A call running on a :class:`pyspark.InheritableThread` (so its Spark jobs carry the
+    caller's local properties); :meth:`result` waits and re-raises its exception."""
+
+    def __init__(self, call: Callable[[], None]) -> None:
+        from pyspark import InheritableThread
+
+        self._errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                call()
+            except BaseException as exc:  # handed to the caller by result()
+                self._errors.append(exc)
+
+        self._thread = InheritableThread(target=run, daemon=True)
+        self._thread.start()
+
+    def error(self) -> BaseException | None:
+        """Wait for the call to end; the exception it raised, if any."""
+        self._thread.join()
+        return self._errors[0] if self._errors else None
+
+    def result(self) -> None:
+        """Wait for the call to end; raise its exception, if any."""
+        error = self.error()
+        if error is not None:
+            raise error
+
+
+def in_thread(func: Callable[..., None], *args: Any) -> Running:
+    """``func(*args)`` running beside the caller."""
+    return Running(lambda: func(*args))
+
+
+def wait_all(running: list[Running]) -> None:
+    """Wait for every call in ``running`` to end, then raise the first one's exception (in
+    list order), if any: no call is left running behind an error."""
+    errors = [error for call in running if (error := call.error()) is not None]
+    if errors:
+        raise errors[0]

@@ -41,7 +41,7 @@ from jobs.history.tables import (
     validity_path,
 )
 from jobs.history.worker import DECODED_SCHEMA, decode_batches, stop_message
-from jobs.streaming import idempotent_write, run_micro_batches, table_app_id
+from jobs.streaming import idempotent_write, in_thread, run_micro_batches, table_app_id
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
 from store.log.client_properties import KafkaClientProperties
@@ -276,35 +276,6 @@ class OpenState:
     def advance(self, rows: Any) -> None:
         """Carry ``rows`` from now on (checkpointed: the next batch's plan starts here)."""
         self.rows = rows.localCheckpoint(eager=True)
-
-
-class _Running:
-    """A call running on an :class:`pyspark.InheritableThread` (so its Spark jobs carry the
-    caller's local properties); :meth:`result` waits and re-raises its exception."""
-
-    def __init__(self, call: Callable[[], None]) -> None:
-        from pyspark import InheritableThread
-
-        self._error: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                call()
-            except BaseException as exc:  # handed to the caller by result()
-                self._error.append(exc)
-
-        self._thread = InheritableThread(target=run, daemon=True)
-        self._thread.start()
-
-    def result(self) -> None:
-        self._thread.join()
-        if self._error:
-            raise self._error[0]
-
-
-def in_thread(func: Callable[..., None], *args: Any) -> _Running:
-    """``func(*args)`` running beside the caller."""
-    return _Running(lambda: func(*args))
 
 
 def read_open_intervals(spark: Any, location: str) -> tuple[OpenState, int]:

@@ -321,3 +321,48 @@ def test_partial_counts_sum_per_key_and_last_denials_keep_the_later(spark: Any) 
         ("User:eve", "TOPIC", "a"): m1 + hour, ("User:eve", "TOPIC", "b"): m1 + hour,
         ("User:bob", "TOPIC", "a"): m1, ("User:ann", "GROUP", "a"): m2,
     }  # fmt: skip
+
+
+def test_the_tables_keep_statistics_of_the_columns_readers_filter_by(spark: Any, tmp_path: Path) -> None:
+    from delta.tables import DeltaTable
+
+    from jobs.audit.job import SCHEMAS, ensure_tables
+
+    location = str(tmp_path / "table")
+    ensure_tables(spark, location)
+    expected = {"decisions": "time,auditOffset", "minutes": "minute", "alerts": "time",
+                "last_denied": "lastDenied"}  # fmt: skip
+    assert set(expected) == set(SCHEMAS)
+    for name, columns in expected.items():
+        properties = DeltaTable.forPath(spark, table_path(location, name)).detail().collect()[0]["properties"]
+        assert properties.get("delta.dataSkippingStatsColumns") == columns, name
+
+
+def test_a_failing_write_fails_the_batch_after_the_others_end(spark: Any, tmp_path: Path) -> None:
+    """The minutes table cannot be written (a plain file where its folder was): the batch
+    raises, and only after the writes running beside it ended, each committed in full."""
+    import shutil
+    from datetime import datetime, timedelta
+
+    from jobs.audit.job import SCHEMAS, ensure_tables, table_id, write_batch
+
+    location = str(tmp_path / "table")
+    ensure_tables(spark, location)
+    minutes = Path(table_path(location, "minutes"))
+    shutil.rmtree(minutes)
+    minutes.write_text("not a table")
+    t0 = datetime(2026, 3, 1, 12, 0)
+    rows = [
+        (f"e{i}", t0 + timedelta(seconds=i), "broker-1", principal, "10.0.0.1", op.name, "TOPIC", topic,
+         "LITERAL", decision.result.value, decision.rule.name, None, 3, i)
+        for i, (principal, op, topic, decision) in enumerate(ASKED)
+    ]  # fmt: skip
+    batch = spark.createDataFrame(rows, SCHEMAS["decisions"])
+    with pytest.raises(Exception) as caught:
+        write_batch(spark, batch, location, table_id(location), 0, 7)
+    assert "minutes" in str(caught.value)
+    written = spark.read.format("delta").load(decisions_path(location))
+    assert sorted(r["id"] for r in written.collect()) == sorted(r[0] for r in rows)
+    denied = {(p, t) for p, _, t, d in ASKED if d is DENIED}
+    last = spark.read.format("delta").load(table_path(location, "last_denied")).collect()
+    assert {(r["principal"], r["resourceName"]) for r in last} == denied
