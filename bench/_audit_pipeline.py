@@ -3,14 +3,15 @@
 What is measured: a producer thread appends audit events (CloudEvents as the node's sender
 writes them: half denials, 1,000 principals, 1,000 topics, event time = now) to an embedded
 audit log at a fixed rate, in appends every 0.1 s; the job (:func:`jobs.audit.job.run_audit`,
-running, trigger every second, in this process's local[2] Spark) parses, dedups and writes the
-four Delta tables each micro-batch.  The delay of an append is from its wall-clock time to the
-end of the first micro-batch that covered its offset (the batch's start plus its duration in
-the query's progress: the per-minute table has been committed by then).  Rates are tried in
-increasing order, each for a fixed time after a warm-up; a rate is kept up with when every
-append after the warm-up had a delay under 10 s.  ``throughput`` is the highest rate kept up
-with (0 when none was); the figures beside it give each rate's delays and the job's drain
-rate (records over the batches' processing time), which bounds what any rate can reach.
+running, trigger every second, in this process's local[2] Spark: a streaming job's session)
+parses, dedups and writes the four Delta tables each micro-batch. The delay of an append is
+from its wall-clock time to the end of the first micro-batch that covered its offset (the
+batch's start plus its duration in the query's progress: the per-minute table has been
+committed by then). Rates are tried in increasing order, each for a fixed time after a warm-up;
+a rate is kept up with when every append after the warm-up had a delay under 10 s.
+``throughput`` is the highest rate kept up with (0 when none was); the figures beside it give
+each rate's delays and the job's drain rate (records over the batches' processing time), which
+bounds what any rate can reach.
 
 The producer shares the two cores with Spark (it is a node's sender in production); its
 achieved rate is printed, so a producer that fell short is visible.
@@ -139,7 +140,8 @@ def throughput(quick: bool) -> Target:
 
     rates = (50_000,) if quick else (25_000, 50_000, 75_000, 100_000)
     seconds, warmup = (30.0, 10.0) if quick else (60.0, 15.0)
-    spark = build_session("bench-audit", master="local[2]", conf={"spark.ui.showConsoleProgress": "false"})
+    spark = build_session("bench-audit", master="local[2]", conf={"spark.ui.showConsoleProgress": "false"},
+                          streaming=True)
     kept = 0
     seen: dict[int, tuple[int, float, int, float]] = {}
     try:

@@ -10,8 +10,8 @@ events.  One watched binding (``User:bob`` READ on TOPIC ``orders``) is created 
 times across the history.  Log times are one per 10 ms, the last one now
 (:func:`history_start_ms`: within the topic's compaction lag, so the cleaner removes nothing).
 
-Then, on Spark ``local[2]`` (each figure is wall time on this machine, shared with whatever
-else runs on it):
+Then, on Spark ``local[2]`` (a streaming job's session: both JVM compilers, as ``aclstore history
+archive`` runs; each figure is wall time on this machine, shared with whatever else runs on it):
 
 * Spark session start (JVM, jars, Delta): printed apart, in no target;
 * ``archive``: ``run_archive(..., once=True)`` over the whole topic into a fresh Delta archive,
@@ -180,7 +180,8 @@ def measure(bootstrap: str, topic: str, count: int, t0_ms: int, work: Path) -> l
     from jobs.session import build_session
 
     started = time.perf_counter()
-    spark = build_session("bench-history", master="local[2]", conf={"spark.ui.showConsoleProgress": "false"})
+    spark = build_session("bench-history", master="local[2]", conf={"spark.ui.showConsoleProgress": "false"},
+                          streaming=True)
     figure("Spark session start (apart, in no target)", time.perf_counter() - started, "s")
     try:
         source = LogSource.kafka(bootstrap, topic)

@@ -83,11 +83,12 @@ def _location(args: argparse.Namespace) -> str:
     return str(args.table) if args.table else str(Path(args.data_dir).resolve() / "audit-table")
 
 
-def _session(args: argparse.Namespace) -> Any:
+def _session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
     from jobs.session import build_session
 
     return build_session(
-        "aclstore-audit", master=args.master, conf={"spark.ui.showConsoleProgress": "false"}
+        "aclstore-audit", master=args.master, conf={"spark.ui.showConsoleProgress": "false"},
+        streaming=streaming,
     )
 
 
@@ -107,7 +108,7 @@ def run_job(args: argparse.Namespace) -> int:
     checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
     if args.window_days < 1:
         raise InvalidConfigError(f"--window-days must be at least 1, got {args.window_days}")
-    run_audit(_session(args), source, location, checkpoint, once=args.once,
+    run_audit(_session(args, streaming=True), source, location, checkpoint, once=args.once,
               late_bound=args.late_bound, window_days=args.window_days)  # fmt: skip
     return 0
 

@@ -53,7 +53,8 @@ def run_watch(args: argparse.Namespace) -> int:
     location = watch_location(args)
     checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
     metrics = args.metrics_file or Path(args.data_dir).resolve() / f"aclstore_downgrade_to_{args.to}.prom"
-    done = watch(spark_session(args), log_source(args), location, checkpoint, version=args.to,
+    spark = spark_session(args, streaming=args.watch)
+    done = watch(spark, log_source(args), location, checkpoint, version=args.to,
                  once=args.once, metrics_file=metrics)  # fmt: skip
     print_verdict(args.format, done)
     return 0 if done.verdict.safe else FAILURE_EXIT

@@ -261,14 +261,16 @@ class RestoreError(StoreError):
 # --- running: Spark, the log, the archive ------------------------------------------------------
 
 
-def spark_session(args: argparse.Namespace) -> Any:
-    """The session of this command; it ends with the process (not stopped here, so that a
-    caller in the same process that already has a session keeps it)."""
+def spark_session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
+    """The session of this command (``streaming``: a streaming job's); it ends with the
+    process (not stopped here, so that a caller in the same process that already has a
+    session keeps it)."""
     from jobs.session import build_session
 
     # No console progress bars: the command's output is its answer.
     return build_session(
-        "aclstore-history", master=args.master, conf={"spark.ui.showConsoleProgress": "false"}
+        "aclstore-history", master=args.master, conf={"spark.ui.showConsoleProgress": "false"},
+        streaming=streaming,
     )
 
 
@@ -298,7 +300,7 @@ def run_archive(args: argparse.Namespace) -> int:
 
     location = archive_location(args)
     checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
-    spark = spark_session(args)
+    spark = spark_session(args, streaming=True)
     archive(spark, log_source(args), location, checkpoint, once=args.once)
     return 0
 

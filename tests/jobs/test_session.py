@@ -47,3 +47,17 @@ def test_a_local_session_has_room_for_compiled_code_in_a_long_run(spark: object)
     bean = jvm.com.sun.management.HotSpotDiagnosticMXBean._java_lang_class
     diagnostics = management.getPlatformMXBean(bean)
     assert int(diagnostics.getVMOption("ReservedCodeCacheSize").getValue()) == 256 * 1024 * 1024
+
+
+@pytest.mark.unit
+def test_a_streaming_job_compiles_for_a_long_run_and_a_question_for_a_short_one() -> None:
+    from jobs.session import session_settings
+
+    option = "spark.driver.extraJavaOptions"
+    question = session_settings("local[2]")[option].split()
+    stream = session_settings("local[2]", streaming=True)[option].split()
+    assert question == ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m"]
+    assert stream == ["-XX:ReservedCodeCacheSize=256m"]  # both compilers, the same room
+    # A cluster's JVMs are the cluster's to configure; a given option wins everywhere.
+    assert option not in session_settings("spark://127.0.0.1:7077", streaming=True)
+    assert session_settings("local[2]", {option: "-Xss4m"}, streaming=True)[option] == "-Xss4m"
