@@ -39,14 +39,15 @@ LOCAL_CONF: Final = {
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
 }
-QUERY_JVM_OPTIONS: Final = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
+_CODE_CACHE: Final = "-XX:ReservedCodeCacheSize=256m"
+QUERY_JVM_OPTIONS: Final = "-XX:TieredStopAtLevel=1 " + _CODE_CACHE
 """A local session's JVM (driver and executor at once) for a question or a short run: the
 client compiler alone.  On two cores the server compiler's threads took more CPU than a short
 job's own tasks (34 s against 18 s for a 200,000-event archive).  On the client compiler alone
 the JVM reserves 48 MB for compiled code, not 240: Spark compiles classes for every query and
 micro-batch, a long session filled it (a 10,000,000-event archive after 2.5 minutes), and the
 JVM then stops compiling for the rest of the session; hence 256 MB."""
-STREAM_JVM_OPTIONS: Final = "-XX:ReservedCodeCacheSize=256m"
+STREAM_JVM_OPTIONS: Final = _CODE_CACHE
 """A local session's JVM for a streaming job (the archive, the audit job, the downgrade watch),
 which runs for as long as it is left running: both compilers, whose optimized code pays for
 its compiling within a minute or two (a 2,000,000-event archive: 82-84 s against 100-101 s on

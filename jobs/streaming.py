@@ -79,7 +79,7 @@ def run_micro_batches(
 
 class Running:
     """A call running on a :class:`pyspark.InheritableThread` (so its Spark jobs carry the
-    caller's local properties); :meth:`result` waits and re-raises its exception."""
+    caller's local properties); :meth:`error` waits and hands over its exception."""
 
     def __init__(self, call: Callable[[], None]) -> None:
         from pyspark import InheritableThread
@@ -89,7 +89,7 @@ class Running:
         def run() -> None:
             try:
                 call()
-            except BaseException as exc:  # handed to the caller by result()
+            except BaseException as exc:  # handed to the caller by error()
                 self._errors.append(exc)
 
         self._thread = InheritableThread(target=run, daemon=True)
@@ -99,12 +99,6 @@ class Running:
         """Wait for the call to end; the exception it raised, if any."""
         self._thread.join()
         return self._errors[0] if self._errors else None
-
-    def result(self) -> None:
-        """Wait for the call to end; raise its exception, if any."""
-        error = self.error()
-        if error is not None:
-            raise error
 
 
 def in_thread(func: Callable[..., None], *args: Any) -> Running:

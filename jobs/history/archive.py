@@ -41,7 +41,7 @@ from jobs.history.tables import (
     validity_path,
 )
 from jobs.history.worker import DECODED_SCHEMA, decode_batches, stop_message
-from jobs.streaming import idempotent_write, in_thread, run_micro_batches, table_app_id
+from jobs.streaming import idempotent_write, in_thread, run_micro_batches, table_app_id, wait_all
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
 from store.log.client_properties import KafkaClientProperties
@@ -234,7 +234,7 @@ class Archiver:
                             validity_path(self.location), batch_id)  # fmt: skip
                 self.carried.advance(still_open(batch, self.carried.rows, paired))
         finally:
-            events_written.result()
+            wait_all([events_written])
 
     def append(self, rows: Any, count: int, path: str, batch_id: int) -> None:
         """Append ``rows`` (``count`` of them) to the Delta table at ``path`` as one file per
