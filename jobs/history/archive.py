@@ -51,11 +51,11 @@ DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
 ARCHIVE_MAX_RECORDS_PER_BATCH: Final = 500_000
 """The archive's: each batch costs a fixed part (two Delta commits, the pairing on the driver,
 the broadcasts) besides its rows, so a backlog drains faster in larger batches
-(``python -m bench history``, 10,000,000 events: 243 s against 348-363 s in batches of
+(``python -m bench history``, 10,000,000 events: 239-243 s against 348-363 s in batches of
 200,000).  A batch's broadcast of closing events grows with it: 1,000,000-record batches of
-the bench's history (about half deletes) ran out of a 1 GB local driver and passed in 2 GB,
-so a 500,000-record batch of nothing but deletes has about twice that headroom in a local
-session (:mod:`jobs.session`)."""
+the bench's history (every other event a delete) ran out of a 1 GB local driver and passed
+in 2 GB, the local sessions' setting (:mod:`jobs.session`); a 500,000-record batch of
+nothing but deletes closes as many intervals as one of those."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
