@@ -18,12 +18,15 @@ Each micro-batch then writes four tables:
   table's rows and the batch's denials, the latest per pair
   (:func:`jobs.audit.transform.merged_last_denied`).
 
-Each write is an append or one overwrite of a small table, never a MERGE or a rewrite of the
-rows a batch touched: a batch costs about what its own rows cost.  The ``decisions`` and
-``minutes`` appends depend on nothing but the batch, so they run beside the other two
-(:func:`jobs.streaming.in_thread`); ``alerts`` is written before ``last_denied`` moves.  The
-batch ends when all four have ended, and fails with the first failure among them.  Each
-table keeps file statistics only of the columns its readers filter by (:data:`STATS_COLUMNS`).
+Each write is an append, except ``last_denied``: one overwrite, as many rows as pairs ever
+denied (at 25,000 decisions/s in ``python -m bench audit``, about 1.2 s of a 4.2 s batch).
+Neither a Delta MERGE with deletion vectors nor appended per-batch maxima read back through
+a join with the batch's pairs was cheaper there (4.4-4.6 s against 2.6-2.8 s for the alerts
+and ``last_denied`` together).  The ``decisions`` and ``minutes`` appends depend on nothing
+but the batch, so they run beside the other two (:func:`jobs.streaming.in_thread`); ``alerts``
+is written before ``last_denied`` moves.  The batch ends when all four have ended, and fails
+with the first failure among them.  Each table keeps file statistics only of the columns its
+readers filter by (:data:`STATS_COLUMNS`).
 
 Exactly once: the checkpoint fixes each batch's offsets and the dedup state; every write
 carries Delta's idempotent-write pair (``txnAppId`` = this location's id, ``txnVersion`` =
