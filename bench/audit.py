@@ -5,14 +5,17 @@ producer at fixed rates into an embedded audit log, the job on local[2], the del
 append to the batch that committed its per-minute counts). ``emit_overhead``: two nodes
 (``aclstore serve`` on the embedded default, child processes, the sidecar bench's bindings and
 workload): one with audit on as by default (every denial and 1% of allows written to the on-disk
-spool before the answer, shipped to the embedded audit log by the sender thread), one with
-``--no-audit``. Decisions/s in batches of 100 are measured on each in turn, several short rounds
-alternating between the two, so that whatever else the machine runs weighs on both alike.
+spool before the answer, shipped to the embedded audit log by the node's sender process), one
+with ``--no-audit``. Decisions/s in batches of 100 are measured on each in turn, several short
+rounds alternating between the two, so that whatever else the machine runs weighs on both alike.
+What alternating cannot remove is the difference between two node processes: run side by side
+the same way, two ``--no-audit`` nodes differed by 1-7% (6-8 rounds of 4-5 s), so one ratio is
+good to a few hundredths.
 
 TARGET lines: ``throughput`` (decisions/s kept up with under 10 s of delay, >= 50000) and
-``emit_overhead`` (decisions/s with durable audit ÷ without, >= 0.9).  Beside it:
-the same ratio per node CPU-second, the audit node's shipped and dropped events (from its
-``/metrics``), and how many events a request wrote on average.
+``emit_overhead`` (decisions/s with durable audit ÷ without, >= 0.9).  Beside it: each node's
+CPU, the share of decisions denied, the same ratio per node CPU-second, and the audit node's
+shipped and dropped events (from its ``/metrics``).
 """
 
 from __future__ import annotations
