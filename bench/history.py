@@ -16,8 +16,9 @@ archive`` runs; each figure is wall time on this machine, shared with whatever e
 * Spark session start (JVM, jars, Delta): printed apart, in no target;
 * ``archive``: ``run_archive(..., once=True)`` over the whole topic into a fresh Delta archive,
   from the call to its return: both tables created, the streaming query started, then every
-  micro-batch of up to 500,000 records read by Spark's Kafka source, decoded in the Python
-  workers (Arrow in and out) into a cached DataFrame, ``events`` appended from it, its
+  micro-batch of up to 500,000 records read by Spark's Kafka source, decoded into cached
+  DataFrames (the common event by Spark's Avro reader, the rest by the fold in the Python
+  workers: here the settings changes), ``events`` appended from them, its
   compact columns brought to the driver to pair the intervals' opening and closing offsets,
   the ``validity`` rows built by Spark from the pairs and appended; events / that time -
   TARGET ``archive`` (events/s, >= 100000);

@@ -12,8 +12,9 @@ Where the jars come from, first match wins:
    machine's Maven (Spark's own ``--packages`` resolver does not honour its Maven settings).
    The product imports no dev tooling.
 
-The jars needed are ``org.apache.spark:spark-sql-kafka-0-10_2.13`` (the pyspark version),
-``io.delta:delta-spark_2.13:4.0.0`` and ``io.delta:delta-storage:4.0.0``.
+The jars needed are ``org.apache.spark:spark-sql-kafka-0-10_2.13`` and
+``org.apache.spark:spark-avro_2.13`` (the pyspark version; the archive reads the common event
+with the latter), ``io.delta:delta-spark_2.13:4.0.0`` and ``io.delta:delta-storage:4.0.0``.
 """
 
 from __future__ import annotations

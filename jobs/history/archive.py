@@ -1,8 +1,10 @@
 """The archive job: the change log, streamed into the history and validity Delta tables.
 
 One Structured Streaming query reads the log (Spark's Kafka source for a cluster's topic,
-:mod:`jobs.history.sqlite_source` for the embedded log).  Per micro-batch, the workers decode
-the records (:mod:`jobs.history.worker`, Arrow batches in and out) into a cached DataFrame;
+:mod:`jobs.history.sqlite_source` for the embedded log).  Per micro-batch, the records are
+decoded into cached DataFrames: the common event by Spark's Avro reader
+(:mod:`jobs.history.spark_decode`), every other record by the one fold in the Python workers
+(:mod:`jobs.history.worker`, Arrow batches in and out);
 the events are appended to ``events`` from it, and only its compact columns (offset, id,
 type, setting value, error) come to the driver, which pairs each interval's opening and
 closing offsets against the intervals still open (:class:`Archiver`); Spark then builds the
@@ -19,7 +21,7 @@ batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -28,6 +30,7 @@ from jobs.history.answers import HistoryEvent
 from jobs.history.decode import fold_positions, history_event
 from jobs.history.errors import ArchiveStoppedError
 from jobs.history.intervals import OPEN_COLUMNS, PAIRS_SCHEMA, changed_rows, compact, still_open
+from jobs.history.spark_decode import DecodedBatch
 from jobs.history.tables import (
     EVENTS_DIR,
     EVENTS_PARTITIONING,
@@ -40,7 +43,7 @@ from jobs.history.tables import (
     open_rows,
     validity_path,
 )
-from jobs.history.worker import DECODED_SCHEMA, decode_batches, stop_message
+from jobs.history.worker import stop_message
 from jobs.streaming import idempotent_write, in_thread, run_micro_batches, table_app_id, wait_all
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
@@ -162,21 +165,14 @@ def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppe
     return events, None
 
 
-def map_in_arrow(frame: Any, func: Callable[[Iterable[Any]], Iterator[Any]], schema: str) -> Any:
-    """``frame.mapInArrow(func, schema)``: Arrow record batches in and out of the workers (no
-    Row pickling).  pyspark checks that pandas is installed although this path never uses it:
-    pandas is a dependency for that check alone."""
-    return frame.mapInArrow(func, schema)
-
-
 class Archiver:
     """Writes a run's micro-batches, keeping the intervals open between them.
 
-    A batch is decoded once, on the workers, and kept (persisted) while it is written: the
-    ``events`` append reads it directly, the driver reads only its compact columns
-    (:func:`jobs.history.intervals.compact`) to pair each interval's opening and closing
-    offsets, and Spark builds the ``validity`` rows from those pairs.  No event row goes
-    through the driver.
+    A batch is decoded once, on the executors (:class:`~jobs.history.spark_decode.DecodedBatch`),
+    and kept (persisted) while it is written: the ``events`` append reads it directly, the
+    driver reads only its compact columns (:func:`jobs.history.intervals.compact`) to pair each
+    interval's opening and closing offsets, and Spark builds the ``validity`` rows from those
+    pairs.  No event row goes through the driver.
 
     The intervals open between batches are carried twice: their ids and opening offsets on
     the driver (for the fold) and their opening halves in Spark (checkpointed locally each
@@ -195,13 +191,13 @@ class Archiver:
         self.reflected = -1
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        """Decode one micro-batch on the workers and write it; raise ArchiveStoppedError
+        """Decode one micro-batch on the executors and write it; raise ArchiveStoppedError
         (after writing what precedes it) when the batch holds a record the fold refuses."""
         import pyarrow.compute as pc
         from pyspark.sql import functions as f
 
-        records = batch.select("key", "value", "offset", "timestampMs")
-        decoded = map_in_arrow(records, decode_batches, DECODED_SCHEMA).persist()
+        batch_decoded = DecodedBatch(batch)
+        decoded = batch_decoded.rows
         stop: ArchiveStoppedError | None = None
         try:
             folded = compact(decoded).toArrow().sort_by("offset")
@@ -214,7 +210,7 @@ class Archiver:
                 kept = kept.filter(f.col("offset") < first["offset"])
             self.write(kept.drop("error"), folded, batch_id)
         finally:
-            decoded.unpersist()
+            batch_decoded.release()
         if stop is not None:
             raise stop
 

@@ -1,5 +1,8 @@
 """The archive's decoding, run inside Spark's Python workers: log records in, event rows out.
 
+The archive sends here the records that Spark's own reading of the common event
+(:mod:`jobs.history.spark_decode`) leaves alone; the downgrade watch sends every record.
+
 Each worker reads its share of a micro-batch through the one fold of the log: the common
 ``AclCreated``/``AclDeleted`` through its fast path (:class:`store.fold_fast.FastAclDecoder`,
 its key checked against the record's), everything else through :func:`store.fold.fold_record`

@@ -1,0 +1,122 @@
+"""The fold's fast path in Spark: the common ACL event read by the executors' JVM, or left to
+the one fold in the Python workers.
+
+Most of a log is ``AclCreated`` and ``AclDeleted`` events in the latest Avro format.  Read in
+the Python workers (:mod:`jobs.history.worker`) each costs a round trip through Arrow and
+about 9 µs of Python; Spark's own Avro reader (``from_avro``, the ``spark-avro`` module the
+session's jars include) reads it where the record already is.  :func:`read_fast` takes a
+record only when its answer is provably the one :class:`store.fold_fast.FastAclDecoder`
+gives, and leaves every other record (null) for :func:`jobs.history.worker.decode_batches`:
+
+* the value is the latest format's Avro single-object encoding (its ``C3 01`` marker and
+  fingerprint), and Spark's reading of the body, encoded again (``to_avro``), is the body
+  byte for byte: Avro's encoding of a value is unique, so fastavro reads the same fields,
+  with no trailing bytes and no out-of-range enum index;
+* an ``ACL_CREATED`` or ``ACL_DELETED`` that this release may apply (``minReaderVersion``
+  and ``schemaVersion`` the latest format), no enum field ``UNKNOWN``;
+* its five strings printable ASCII without ``"`` or ``\\``, so that the log key is their
+  plain concatenation (:func:`store.codec.binding_key_of_fields` escapes nothing in them)
+  and no question of UTF-8 validity arises; the record's key is that key;
+* its log time within the years 1970-9999, whose day :func:`jobs.history.tables.day_of`
+  and Spark write alike.
+
+Anything else, including every record the fold refuses, reaches the one fold as before, so
+the archive's rows and its stopping point do not depend on which path read a record
+(``tests/jobs/test_spark_decode.py`` compares the two on the same records).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from jobs.history.answers import ACL_CREATED, ACL_DELETED
+from jobs.history.worker import DECODED_SCHEMA, decode_batches
+from store.codec import AvroEventCodec
+from store.codec.avro_codec import HEADER_SIZE
+from store.codec.keys import ACL_KEY_TAG
+from store.events import LATEST_FORMAT_VERSION
+
+KEY_FIELDS: Final = (
+    "resourceType", "name", "patternType", "principal", "host", "operation", "permissionType",
+)  # fmt: skip
+"""The event's fields in the log key's order (:func:`store.codec.binding_key_of_fields`)."""
+ENUM_FIELDS: Final = ("resourceType", "patternType", "operation", "permissionType")
+STRING_FIELDS: Final = ("name", "principal", "host", "actor", "requestId")
+PLAIN_ASCII: Final = r"^[ !#-\[\]-~]*$"
+"""Printable ASCII but ``"`` and ``\\``: what ``encode_basestring_ascii`` copies unescaped."""
+LAST_DAY_MS: Final = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z, the last log time whose day both sides write alike."""
+_DAY_MS: Final = 86_400_000
+RECORD_COLUMNS: Final = ("key", "value", "offset", "timestampMs")
+
+
+def read_fast(records: Any) -> Any:
+    """``records`` (:data:`RECORD_COLUMNS`) as :data:`~jobs.history.worker.DECODED_SCHEMA`
+    rows plus ``fast``: true for a record read here; false for one left to the fold, whose
+    ``key`` and ``value`` are kept (null for the records read here) and its other columns
+    but ``offset`` and ``timeMs`` null."""
+    from pyspark.sql import functions as f
+    from pyspark.sql.avro.functions import from_avro, to_avro
+
+    version = LATEST_FORMAT_VERSION
+    schema = _schema_text(version)
+    body = f.substring(f.col("value"), HEADER_SIZE + 1, 1 << 30)
+    read = records.select(*RECORD_COLUMNS, from_avro(body, schema, {"mode": "PERMISSIVE"}).alias("e"))
+
+    def field(name: str) -> Any:
+        return f.col("e").getField(name)
+
+    key = f.concat(
+        f.lit(f'["{ACL_KEY_TAG}","'), f.concat_ws('","', *map(field, KEY_FIELDS)), f.lit('"]')
+    ).cast("binary")
+    checks = [
+        f.substring(f.col("value"), 1, HEADER_SIZE) == f.lit(AvroEventCodec().header(version)),
+        field("eventType").isin(ACL_CREATED, ACL_DELETED),
+        field("schemaVersion") == version,
+        field("minReaderVersion") <= version,
+        *(field(name) != "UNKNOWN" for name in ENUM_FIELDS),
+        *(field(name).rlike(PLAIN_ASCII) for name in STRING_FIELDS),
+        f.col("timestampMs").between(0, LAST_DAY_MS),
+        f.col("key") == key,
+        to_avro(f.col("e"), schema) == body,
+    ]
+    accepted = checks[0]
+    for check in checks[1:]:
+        accepted = accepted & check
+    checked = read.select(*RECORD_COLUMNS, f.when(accepted, f.col("e")).alias("e"))
+    fast = f.col("e").isNotNull()
+    day = f.date_from_unix_date(f.floor(f.col("timestampMs") / _DAY_MS).cast("int")).cast("string")
+    none = f.lit(None).cast("string")
+    return checked.select(
+        "offset", f.col("timestampMs").alias("timeMs"), day.alias("day"), field("eventType").alias("type"),
+        *(field(name).alias(name) for name in KEY_FIELDS[:-1]), field("permissionType").alias("permission"),
+        none.alias("configName"), none.alias("configValue"), field("actor").alias("actor"),
+        field("requestId").alias("requestId"), none.alias("error"), fast.alias("fast"),
+        f.when(~fast, f.col("key")).alias("key"), f.when(~fast, f.col("value")).alias("value"),
+    )  # fmt: skip
+
+
+class DecodedBatch:
+    """A micro-batch's records decoded, cached while it is written: the fast path's rows and
+    the fold's (each persisted, so neither path runs twice); ``rows`` is both, in
+    :data:`~jobs.history.worker.DECODED_SCHEMA`.  :meth:`release` frees the caches."""
+
+    def __init__(self, records: Any) -> None:
+        from pyspark.sql import functions as f
+
+        self._read = read_fast(records.select(*RECORD_COLUMNS)).persist()
+        left = self._read.filter(~f.col("fast")).select(
+            "key", "value", "offset", f.col("timeMs").alias("timestampMs")
+        )
+        self._folded = left.mapInArrow(decode_batches, DECODED_SCHEMA).persist()
+        self.rows = self._read.filter(f.col("fast")).select(*self._folded.columns).unionByName(self._folded)
+
+    def release(self) -> None:
+        self._folded.unpersist()
+        self._read.unpersist()
+
+
+def _schema_text(version: int) -> str:
+    import schemas
+
+    return schemas.avro_schema_text(version)
