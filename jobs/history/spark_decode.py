@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import schemas
 from jobs.history.answers import ACL_CREATED, ACL_DELETED
 from jobs.history.worker import DECODED_SCHEMA, decode_batches
 from store.codec import AvroEventCodec
@@ -53,13 +54,13 @@ RECORD_COLUMNS: Final = ("key", "value", "offset", "timestampMs")
 def read_fast(records: Any) -> Any:
     """``records`` (:data:`RECORD_COLUMNS`) as :data:`~jobs.history.worker.DECODED_SCHEMA`
     rows plus ``fast``: true for a record read here; false for one left to the fold, whose
-    ``key`` and ``value`` are kept (null for the records read here) and its other columns
-    but ``offset`` and ``timeMs`` null."""
+    ``key`` and ``value`` are kept (null for the records read here) and whose columns but
+    ``offset``, ``timeMs`` and ``day`` are null."""
     from pyspark.sql import functions as f
     from pyspark.sql.avro.functions import from_avro, to_avro
 
     version = LATEST_FORMAT_VERSION
-    schema = _schema_text(version)
+    schema = schemas.avro_schema_text(version)
     body = f.substring(f.col("value"), HEADER_SIZE + 1, 1 << 30)
     read = records.select(*RECORD_COLUMNS, from_avro(body, schema, {"mode": "PERMISSIVE"}).alias("e"))
 
@@ -114,9 +115,3 @@ class DecodedBatch:
     def release(self) -> None:
         self._folded.unpersist()
         self._read.unpersist()
-
-
-def _schema_text(version: int) -> str:
-    import schemas
-
-    return schemas.avro_schema_text(version)
