@@ -2,8 +2,9 @@
 the live state and alerts when it becomes unsafe, or safe again, to downgrade to a format.
 
 The log is read as the history archive reads it (:meth:`jobs.history.archive.LogSource.stream`)
-and each micro-batch is decoded on the workers through the one fold
-(:func:`jobs.history.worker.decode_partition`).  The driver folds the batch's events into the
+and each micro-batch is decoded as the archive decodes it
+(:class:`jobs.history.spark_decode.DecodedBatch`: the common event by Spark's Avro reader, the
+rest by the one fold in the Python workers).  The driver folds the batch's events into the
 live state (:class:`jobs.downgrade.watch.LiveState`), judges the state at the batch's end, and:
 
 * on a transition only, appends one row to the ``alerts`` Delta table;
@@ -37,8 +38,8 @@ from jobs.downgrade.watch import (
 from jobs.history.archive import DEFAULT_MAX_RECORDS_PER_BATCH, LogSource
 from jobs.history.decode import SETTING_KIND, binding_identity
 from jobs.history.errors import HistoryError
+from jobs.history.spark_decode import DecodedBatch
 from jobs.history.tables import event_of_row
-from jobs.history.worker import DECODED_SCHEMA, decode_partition
 from jobs.streaming import idempotent_merge, idempotent_write, run_micro_batches, table_app_id
 from store.access_diff import Request
 from store.acl import AclBinding, AclOperation, ResourceType, parse_fields
@@ -188,10 +189,11 @@ class DowngradeWatch:
         end = batch.agg(f.max(f.struct("offset", "timestampMs")).alias("end")).collect()[0]["end"]
         if end is None:
             return
-        decoded = self.spark.createDataFrame(
-            batch.select("key", "value", "offset", "timestampMs").rdd.mapPartitions(decode_partition),
-            DECODED_SCHEMA, verifySchema=False,
-        ).orderBy("offset").collect()  # fmt: skip
+        decoding = DecodedBatch(batch)
+        try:
+            decoded = decoding.rows.orderBy("offset").collect()
+        finally:
+            decoding.release()
         refused = next((r for r in decoded if r["error"] is not None), None)
         events = [event_of_row(r) for r in decoded if r["error"] is None
                   and (refused is None or r["offset"] < refused["offset"])]  # fmt: skip
@@ -217,7 +219,11 @@ class DowngradeWatch:
             self.alerts.append(alert)
         self.write_metrics()
         if refused is not None:
-            raise WatchStoppedError(f"downgrade watch: {refused['error']}")
+            raise WatchStoppedError(
+                f"the downgrade watch stopped at offset {refused['offset']}: {refused['error']}; its "
+                "verdict and state are those just before it. Fix or skip that record in the log, "
+                "then run the watch again"
+            )
 
     def _append_alert(self, alert: Alert, batch_id: int) -> None:
         frame = self.spark.createDataFrame([alert_row(alert, batch_id)], ALERTS_SCHEMA)
@@ -249,12 +255,27 @@ def run_watch(
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
 ) -> DowngradeWatch:
     """Watch ``source`` until stopped, or (``once``) until the log's end as it starts; the
-    returned watch holds the last verdict and the alerts."""
+    returned watch holds the last verdict and the alerts.  Raises WatchStoppedError on a record
+    the fold refuses (after judging and keeping the state just before it)."""
     watch = DowngradeWatch(spark, location, version, metrics_file)
-    run_micro_batches(
-        source.stream(spark, max_records_per_batch), watch.each_batch,
-        checkpoint=checkpoint, name=f"aclstore_downgrade_watch_v{version}", once=once,
-    )  # fmt: skip
+    stopped: list[WatchStoppedError] = []
+
+    def each_batch(batch: Any, batch_id: int) -> None:
+        try:
+            watch.each_batch(batch, batch_id)
+        except WatchStoppedError as error:
+            stopped.append(error)
+            raise
+
+    try:
+        run_micro_batches(
+            source.stream(spark, max_records_per_batch), each_batch,
+            checkpoint=checkpoint, name=f"aclstore_downgrade_watch_v{version}", once=once,
+        )  # fmt: skip
+    except Exception as exc:
+        if stopped:  # the query failed because the batch raised it: say that, typed
+            raise stopped[0] from exc
+        raise
     return watch
 
 

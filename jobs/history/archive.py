@@ -43,7 +43,6 @@ from jobs.history.tables import (
     open_rows,
     validity_path,
 )
-from jobs.history.worker import stop_message
 from jobs.streaming import idempotent_write, in_thread, run_micro_batches, table_app_id, wait_all
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
@@ -151,6 +150,14 @@ def ensure_tables(spark: Any, location: str) -> bool:
     return fresh
 
 
+def stop_message(offset: int, refusal: str) -> str:
+    """Why the archive stopped: the fold's ``refusal`` of the record at ``offset``."""
+    return (
+        f"the archive stopped at offset {offset}: {refusal}; everything before it is archived. "
+        "Fix or skip that record in the log, then run the archive again"
+    )
+
+
 def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppedError | None]:
     """The events of ``(key, value, offset, timestampMs)`` rows in offset order, up to the
     first record the fold refuses (returned as the error that stops the archive)."""
@@ -159,7 +166,7 @@ def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppe
         try:
             event = history_event(key, value, offset, timestamp_ms)
         except RecordDecodeError as exc:
-            return events, ArchiveStoppedError(stop_message(offset, exc), offset=offset)
+            return events, ArchiveStoppedError(stop_message(offset, str(exc)), offset=offset)
         if event is not None:
             events.append(event)
     return events, None
@@ -205,7 +212,8 @@ class Archiver:
             kept = decoded.filter(f.col("error").isNull())
             if refused.num_rows:
                 first = refused.slice(0, 1).to_pylist()[0]
-                stop = ArchiveStoppedError(str(first["error"]), offset=int(first["offset"]))
+                at = int(first["offset"])
+                stop = ArchiveStoppedError(stop_message(at, first["error"]), offset=at)
                 folded = folded.filter(pc.less(folded.column("offset"), first["offset"]))
                 kept = kept.filter(f.col("offset") < first["offset"])
             self.write(kept.drop("error"), folded, batch_id)

@@ -1,19 +1,19 @@
 """The archive's decoding, run inside Spark's Python workers: log records in, event rows out.
 
-The archive sends here the records that Spark's own reading of the common event
-(:mod:`jobs.history.spark_decode`) leaves alone; the downgrade watch sends every record.
+The archive and the downgrade watch send here the records that Spark's own reading of the
+common event (:mod:`jobs.history.spark_decode`) leaves alone.
 
 Each worker reads its share of a micro-batch through the one fold of the log: the common
 ``AclCreated``/``AclDeleted`` through its fast path (:class:`store.fold_fast.FastAclDecoder`,
 its key checked against the record's), everything else through :func:`store.fold.fold_record`
 (via :func:`jobs.history.decode.history_event`).  A record the fold refuses becomes one row
-carrying only its offset and the error's message, and the worker stops there: the driver
-archives what comes before the first such offset and stops the job at it.
+carrying only its offset and the fold's message (which names the offset), and the worker
+stops there: the driver keeps what comes before the first such offset and stops the job at it,
+in the job's own words.
 
 :func:`decode_rows` is pure; :func:`decode_batches` is its adapter to Arrow record batches
 (``DataFrame.mapInArrow``: columns in and out, no per-row pickling or ``Row`` objects, which
-cost more than the decoding itself) and :func:`decode_partition` its adapter to
-``RDD.mapPartitions`` (rows in and out).
+cost more than the decoding itself).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def decode_rows(records: Iterable[Record]) -> Iterator[tuple[Any, ...]]:
             if got.key != key:
                 raise key_mismatch(offset, key, got.key)
         except RecordDecodeError as exc:
-            yield (offset, *(None,) * 14, stop_message(offset, exc))
+            yield (offset, *(None,) * 14, str(exc))
             return
         day_key = timestamp_ms // _DAY_MS
         day = days.get(day_key)
@@ -73,13 +73,6 @@ def decode_rows(records: Iterable[Record]) -> Iterator[tuple[Any, ...]]:
             got.host, op_names[got.operation], perm_names[got.permission_type],
             None, None, got.actor, got.request_id, None,
         )  # fmt: skip
-
-
-def stop_message(offset: int, exc: RecordDecodeError) -> str:
-    return (
-        f"the archive stopped at offset {offset}: {exc}; everything before it is archived. "
-        "Fix or skip that record in the log, then run the archive again"
-    )
 
 
 DECODED_ARROW_SCHEMA: Final = pa.schema(
@@ -108,12 +101,3 @@ def decode_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch
         )
         if rows[-1][-1] is not None:
             return
-
-
-def decode_partition(rows: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
-    """``RDD.mapPartitions`` over ``key, value, offset, timestampMs`` rows (binary columns
-    arrive as ``bytearray``): :func:`decode_rows`'s rows."""
-    return decode_rows(
-        (bytes(key), None if value is None else bytes(value), offset, timestamp_ms)
-        for key, value, offset, timestamp_ms in rows
-    )

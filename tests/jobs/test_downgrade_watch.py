@@ -230,6 +230,48 @@ def test_the_watch_alerts_exactly_on_transitions_and_resumes(
     ]  # fmt: skip
 
 
+@pytest.mark.spark
+def test_a_record_the_fold_refuses_stops_the_watch_typed_with_the_verdict_before_it(
+    spark: object, tmp_path: Path
+) -> None:
+    """The watch decodes as the archive does: the common events on Spark's Avro reader, a
+    corrupt record left to the fold, which refuses it; the verdict is the one just before it."""
+    from jobs.downgrade.job import DowngradeWatch, WatchStoppedError, run_watch
+    from jobs.history.archive import LogSource
+    from store.admin import AclAdmin
+    from store.codec import AvroEventCodec, binding_key
+    from store.events import AclCreated
+    from store.log import EmbeddedChangeLog
+
+    log = EmbeddedChangeLog(tmp_path / "data" / "log")
+    admin = AclAdmin(log, super_users=["User:admin"])
+    try:
+        admin.create_acls([EVERYONE_READS], actor="User:admin")
+        denied_at = admin.create_acls([BOB_DENIED], actor="User:admin").offset
+        after = AvroEventCodec().encode(
+            AclCreated(binding=PUBLIC, actor="User:admin", request_id="r", time_ms=1)
+        )
+        bad, _ = log.append([(binding_key(PUBLIC), b"\xc3\x01\x00\x01garbage"), (binding_key(PUBLIC), after)])
+    finally:
+        log.close()
+    seen: list[DowngradeWatch] = []
+    original = DowngradeWatch.each_batch
+
+    def each_batch(watch: DowngradeWatch, batch: object, batch_id: int) -> None:
+        seen.append(watch)
+        original(watch, batch, batch_id)
+
+    location = str(tmp_path / "watch")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DowngradeWatch, "each_batch", each_batch)
+        with pytest.raises(WatchStoppedError, match=f"^the downgrade watch stopped at offset {bad}: "):
+            run_watch(spark, LogSource.embedded(tmp_path / "data" / "log"), location,
+                      f"{location}/_checkpoint", version=1, once=True)  # fmt: skip
+    verdict = seen[-1].verdict
+    assert verdict is not None and (verdict.offset, verdict.safe) == (bad - 1, False)
+    assert bad == denied_at + 1
+
+
 @pytest.mark.unit
 def test_once_without_watch_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["downgrade-check", "--to", "1", "--once"]) == 2
