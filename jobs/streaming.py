@@ -62,10 +62,20 @@ def run_micro_batches(
     once: bool,
 ) -> None:
     """Run ``each_batch`` over the streaming ``frame`` until stopped, or (``once``) until the
-    source's end as the query starts (trigger ``availableNow``); a failing batch ends it with
-    the batch's exception as the cause."""
+    source's end as the query starts (trigger ``availableNow``).  A failing batch ends it with
+    the batch's own exception (a job's typed stop, say), raised from Spark's report of the
+    failed query."""
+    raised: list[BaseException] = []
+
+    def batch_reporting_failure(batch: Any, batch_id: int) -> None:
+        try:
+            each_batch(batch, batch_id)
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+
     writer = (
-        frame.writeStream.foreachBatch(each_batch)
+        frame.writeStream.foreachBatch(batch_reporting_failure)
         .option("checkpointLocation", checkpoint)
         .queryName(name)
     )
@@ -73,6 +83,10 @@ def run_micro_batches(
     query = writer.start()
     try:
         query.awaitTermination()
+    except Exception as failed:
+        if raised:
+            raise raised[0] from failed
+        raise
     finally:
         query.stop()
 

@@ -258,24 +258,10 @@ def run_watch(
     returned watch holds the last verdict and the alerts.  Raises WatchStoppedError on a record
     the fold refuses (after judging and keeping the state just before it)."""
     watch = DowngradeWatch(spark, location, version, metrics_file)
-    stopped: list[WatchStoppedError] = []
-
-    def each_batch(batch: Any, batch_id: int) -> None:
-        try:
-            watch.each_batch(batch, batch_id)
-        except WatchStoppedError as error:
-            stopped.append(error)
-            raise
-
-    try:
-        run_micro_batches(
-            source.stream(spark, max_records_per_batch), each_batch,
-            checkpoint=checkpoint, name=f"aclstore_downgrade_watch_v{version}", once=once,
-        )  # fmt: skip
-    except Exception as exc:
-        if stopped:  # the query failed because the batch raised it: say that, typed
-            raise stopped[0] from exc
-        raise
+    run_micro_batches(
+        source.stream(spark, max_records_per_batch), watch.each_batch,
+        checkpoint=checkpoint, name=f"aclstore_downgrade_watch_v{version}", once=once,
+    )  # fmt: skip
     return watch
 
 

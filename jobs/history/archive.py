@@ -317,23 +317,8 @@ def run_archive(
 ) -> None:
     """Archive ``source`` into ``location``: until stopped, or (``once``) until the log's end
     as the job starts (trigger ``availableNow``).  Raises ArchiveStoppedError on a bad record."""
-    fresh = ensure_tables(spark, location)
-    stopped: list[ArchiveStoppedError] = []
-    archiver = Archiver(spark, location, fresh=fresh)
-
-    def each_batch(batch: Any, batch_id: int) -> None:
-        try:
-            archiver(batch, batch_id)
-        except ArchiveStoppedError as error:
-            stopped.append(error)
-            raise
-
-    try:
-        run_micro_batches(
-            source.stream(spark, max_records_per_batch), each_batch,
-            checkpoint=checkpoint, name="aclstore_history_archive", once=once,
-        )  # fmt: skip
-    except Exception as exc:
-        if stopped:
-            raise stopped[0] from exc
-        raise
+    archiver = Archiver(spark, location, fresh=ensure_tables(spark, location))
+    run_micro_batches(
+        source.stream(spark, max_records_per_batch), archiver,
+        checkpoint=checkpoint, name="aclstore_history_archive", once=once,
+    )  # fmt: skip
