@@ -31,6 +31,7 @@ from typing import Any, Final
 
 import schemas
 from jobs.history.answers import ACL_CREATED, ACL_DELETED
+from jobs.history.intervals import BINDING_FIELDS
 from jobs.history.worker import DECODED_SCHEMA, decode_batches
 from store.codec import AvroEventCodec
 from store.codec.avro_codec import HEADER_SIZE
@@ -40,7 +41,8 @@ from store.events import LATEST_FORMAT_VERSION
 KEY_FIELDS: Final = (
     "resourceType", "name", "patternType", "principal", "host", "operation", "permissionType",
 )  # fmt: skip
-"""The event's fields in the log key's order (:func:`store.codec.binding_key_of_fields`)."""
+"""The event's fields in the log key's order (:func:`store.codec.binding_key_of_fields`), the
+order of their columns (:data:`jobs.history.intervals.BINDING_FIELDS`)."""
 ENUM_FIELDS: Final = ("resourceType", "patternType", "operation", "permissionType")
 STRING_FIELDS: Final = ("name", "principal", "host", "actor", "requestId")
 PLAIN_ASCII: Final = r"^[ !#-\[\]-~]*$"
@@ -90,7 +92,7 @@ def read_fast(records: Any) -> Any:
     none = f.lit(None).cast("string")
     return checked.select(
         "offset", f.col("timestampMs").alias("timeMs"), day.alias("day"), field("eventType").alias("type"),
-        *(field(name).alias(name) for name in KEY_FIELDS[:-1]), field("permissionType").alias("permission"),
+        *(field(name).alias(column) for name, column in zip(KEY_FIELDS, BINDING_FIELDS, strict=True)),
         none.alias("configName"), none.alias("configValue"), field("actor").alias("actor"),
         field("requestId").alias("requestId"), none.alias("error"), fast.alias("fast"),
         f.when(~fast, f.col("key")).alias("key"), f.when(~fast, f.col("value")).alias("value"),
