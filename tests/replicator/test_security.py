@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from replica_support import wait_until
 from sidecar_support import action_json, admin_client, binding, create_acls, start_node, wire
 
 from replicator import cli
@@ -378,7 +379,10 @@ def test_slow_loris_connections_are_closed_and_others_are_answered(guarded: Node
     # With every slot freed, the address may connect again.
     status, _, _ = _decision_from(port, ELSEWHERE)
     assert status == 200
-    assert guarded.server.open_connections <= 1
+    # The server counts a connection closed when its handler thread ends, which can lag the
+    # client's end of it (make test once saw 2 here).
+    server = guarded.server
+    wait_until(lambda: server.open_connections <= 1, 2.0, "the closed connections to be counted")
 
 
 def test_http_limits_that_cannot_work_are_refused() -> None:
