@@ -3,8 +3,8 @@ the live state and alerts when it becomes unsafe, or safe again, to downgrade to
 
 The log is read as the history archive reads it (:meth:`jobs.history.archive.LogSource.stream`)
 and each micro-batch is decoded as the archive decodes it
-(:class:`jobs.history.spark_decode.DecodedBatch`: the common event by Spark's Avro reader, the
-rest by the one fold in the Python workers).  The driver folds the batch's events into the
+(:func:`jobs.history.spark_decode.decode_records`: the common event by Spark's Avro reader, the
+rest by the one fold in Python), its rows brought to the driver.  The driver folds the batch's events into the
 live state (:class:`jobs.downgrade.watch.LiveState`), judges the state at the batch's end, and:
 
 * on a transition only, appends one row to the ``alerts`` Delta table;
@@ -38,8 +38,9 @@ from jobs.downgrade.watch import (
 from jobs.history.archive import DEFAULT_MAX_RECORDS_PER_BATCH, LogSource
 from jobs.history.decode import SETTING_KIND, binding_identity
 from jobs.history.errors import HistoryError
-from jobs.history.spark_decode import DecodedBatch
+from jobs.history.spark_decode import decode_records
 from jobs.history.tables import event_of_row
+from jobs.history.worker import DECODED_ARROW_SCHEMA
 from jobs.streaming import idempotent_merge, idempotent_write, run_micro_batches, table_app_id
 from store.access_diff import Request
 from store.acl import AclBinding, AclOperation, ResourceType, parse_fields
@@ -60,6 +61,10 @@ STATE_SCHEMA: Final = (
     f"id STRING, kind STRING, {_BINDING_COLUMNS}, configName STRING, configValue STRING, "
     "offset BIGINT, timeMs BIGINT"
 )
+_OFFSET: Final = DECODED_ARROW_SCHEMA.get_field_index("offset")
+_ERROR: Final = DECODED_ARROW_SCHEMA.get_field_index("error")
+"""Where a decoded row (:data:`~jobs.history.worker.DECODED_ARROW_SCHEMA`) holds its offset and
+the fold's refusal."""
 _PROGRESS: Final = "progress"
 _BINDING: Final = "binding"
 
@@ -189,14 +194,11 @@ class DowngradeWatch:
         end = batch.agg(f.max(f.struct("offset", "timestampMs")).alias("end")).collect()[0]["end"]
         if end is None:
             return
-        decoding = DecodedBatch(batch)
-        try:
-            decoded = decoding.rows.orderBy("offset").collect()
-        finally:
-            decoding.release()
-        refused = next((r for r in decoded if r["error"] is not None), None)
-        events = [event_of_row(r) for r in decoded if r["error"] is None
-                  and (refused is None or r["offset"] < refused["offset"])]  # fmt: skip
+        table = decode_records(batch)
+        decoded = list(zip(*(column.to_pylist() for column in table.columns), strict=True))
+        refused = next((r for r in decoded if r[_ERROR] is not None), None)
+        events = [event_of_row(r) for r in decoded if r[_ERROR] is None
+                  and (refused is None or r[_OFFSET] < refused[_OFFSET])]  # fmt: skip
         touched: dict[str, AclBinding | str] = {}
         for event in events:
             if event.binding is not None:
@@ -204,7 +206,7 @@ class DowngradeWatch:
             elif event.config_name is not None:
                 touched[f"{SETTING_KIND}|{event.config_name}"] = event.config_name
         if refused is not None:  # judge and keep the state just before the refused record
-            end_offset, end_ms = int(refused["offset"]) - 1, events[-1].time_ms if events else None
+            end_offset, end_ms = int(refused[_OFFSET]) - 1, events[-1].time_ms if events else None
         else:
             end_offset, end_ms = int(end["offset"]), end["timestampMs"]
         self.state.apply(events)
@@ -220,7 +222,7 @@ class DowngradeWatch:
         self.write_metrics()
         if refused is not None:
             raise WatchStoppedError(
-                f"the downgrade watch stopped at offset {refused['offset']}: {refused['error']}; its "
+                f"the downgrade watch stopped at offset {refused[_OFFSET]}: {refused[_ERROR]}; its "
                 "verdict and state are those just before it. Fix or skip that record in the log, "
                 "then run the watch again"
             )

@@ -1,16 +1,15 @@
 """The archive job: the change log, streamed into the history and validity Delta tables.
 
 One Structured Streaming query reads the log (Spark's Kafka source for a cluster's topic,
-:mod:`jobs.history.sqlite_source` for the embedded log).  Per micro-batch, the records are
-decoded into cached DataFrames: the common event by Spark's Avro reader
-(:mod:`jobs.history.spark_decode`), every other record by the one fold in the Python workers
-(:mod:`jobs.history.worker`, Arrow batches in and out);
-the events are appended to ``events`` from it, and only its compact columns (offset, id,
-type, setting value, error) come to the driver, which pairs each interval's opening and
-closing offsets against the intervals still open (:class:`Archiver`); Spark then builds the
-intervals' rows from those pairs (:mod:`jobs.history.intervals`) and appends them to
-``validity``, whose closed rows supersede the open rows of the same intervals
-(:mod:`jobs.history.tables`): two appends, no MERGE, and no event row through the driver.
+:mod:`jobs.history.sqlite_source` for the embedded log).  Each micro-batch is read once by
+the executors and its decoded rows come to the driver as Arrow columns
+(:func:`jobs.history.spark_decode.decode_records`: the common event by Spark's Avro reader,
+every other record by the one fold in Python).  The log is one partition, a total order, and
+the validity intervals are its sequential fold: the driver walks the batch once against the
+intervals still open and builds the intervals' rows with vectorised Arrow operations
+(:func:`jobs.history.intervals.fold_batch`), while Spark appends the events to ``events``;
+then Spark appends the intervals' rows to ``validity``, whose closed rows supersede the open
+rows of the same intervals (:mod:`jobs.history.tables`): two appends, no MERGE, no join.
 
 Exactly once: the query's checkpoint fixes each batch's offsets, and both Delta writes carry
 Delta's idempotent-write pair (``txnAppId`` = this archive's id, ``txnVersion`` = the batch
@@ -21,16 +20,17 @@ batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from jobs.history.answers import HistoryEvent
-from jobs.history.decode import fold_positions, history_event
+from jobs.history.decode import history_event
 from jobs.history.errors import ArchiveStoppedError
-from jobs.history.intervals import OPEN_COLUMNS, PAIRS_SCHEMA, changed_rows, compact, still_open
-from jobs.history.spark_decode import DecodedBatch
+from jobs.history.intervals import OPEN_ARROW_SCHEMA, OPEN_COLUMNS, fold_batch, no_intervals
+from jobs.history.spark_decode import decode_records
 from jobs.history.tables import (
     EVENTS_DIR,
     EVENTS_PARTITIONING,
@@ -43,7 +43,7 @@ from jobs.history.tables import (
     open_rows,
     validity_path,
 )
-from jobs.streaming import idempotent_write, in_thread, run_micro_batches, table_app_id, wait_all
+from jobs.streaming import arrow_frame, idempotent_write, in_thread, run_micro_batches, table_app_id, wait_all
 from store.codec import RecordDecodeError
 from store.log.base import ChangeLog
 from store.log.client_properties import KafkaClientProperties
@@ -175,16 +175,13 @@ def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppe
 class Archiver:
     """Writes a run's micro-batches, keeping the intervals open between them.
 
-    A batch is decoded once, on the executors (:class:`~jobs.history.spark_decode.DecodedBatch`),
-    and kept (persisted) while it is written: the ``events`` append reads it directly, the
-    driver reads only its compact columns (:func:`jobs.history.intervals.compact`) to pair each
-    interval's opening and closing offsets, and Spark builds the ``validity`` rows from those
-    pairs.  No event row goes through the driver.
+    A batch is read once (:func:`~jobs.history.spark_decode.decode_records`) into Arrow
+    columns on the driver, which are both tables' source: Spark appends them to ``events``
+    while the driver folds them into the ``validity`` rows.
 
-    The intervals open between batches are carried twice: their ids and opening offsets on
-    the driver (for the fold) and their opening halves in Spark (checkpointed locally each
-    batch, so no batch's plan grows with the history).  Both are read from ``validity`` at
-    the run's first batch, unless the archive is new.  ``reflected`` is the last offset the
+    The intervals open between batches are carried on the driver (:class:`OpenState`: their
+    opening halves, about one row per live binding and setting), read from ``validity`` at
+    the run's first batch unless the archive is new.  ``reflected`` is the last offset the
     validity table holds a change of when they are read: a batch replayed after a crash
     (its writes then skipped by Delta's idempotent-write pair) folds only the events after
     it, so the carried intervals never count an event twice.
@@ -194,101 +191,80 @@ class Archiver:
         self.spark = spark
         self.location = location
         self.app_id = archive_id(location)
-        self.carried: OpenState | None = OpenState.empty(spark) if fresh else None
+        self.carried: OpenState | None = OpenState.empty() if fresh else None
         self.reflected = -1
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        """Decode one micro-batch on the executors and write it; raise ArchiveStoppedError
-        (after writing what precedes it) when the batch holds a record the fold refuses."""
+        """Decode one micro-batch and write it; raise ArchiveStoppedError (after writing what
+        precedes it) when the batch holds a record the fold refuses."""
         import pyarrow.compute as pc
-        from pyspark.sql import functions as f
 
-        batch_decoded = DecodedBatch(batch)
-        decoded = batch_decoded.rows
+        decoded = decode_records(batch)
         stop: ArchiveStoppedError | None = None
+        refused = decoded.filter(pc.is_valid(decoded.column("error")))
+        if refused.num_rows:
+            first = refused.slice(0, 1).to_pylist()[0]
+            at = int(first["offset"])
+            stop = ArchiveStoppedError(stop_message(at, first["error"]), offset=at)
+            decoded = decoded.filter(pc.less(decoded.column("offset"), at))
         try:
-            folded = compact(decoded).toArrow().sort_by("offset")
-            refused = folded.filter(pc.is_valid(folded.column("error")))
-            kept = decoded.filter(f.col("error").isNull())
-            if refused.num_rows:
-                first = refused.slice(0, 1).to_pylist()[0]
-                at = int(first["offset"])
-                stop = ArchiveStoppedError(stop_message(at, first["error"]), offset=at)
-                folded = folded.filter(pc.less(folded.column("offset"), first["offset"]))
-                kept = kept.filter(f.col("offset") < first["offset"])
-            self.write(kept.drop("error"), folded, batch_id)
+            self.write(decoded.drop_columns(["error"]), batch_id)
         finally:
-            batch_decoded.release()
+            # The batch's DataFrames hold its rows in the driver's JVM until Python frees them,
+            # and PySpark's objects sit in reference cycles: unless collected now, batches of
+            # rows pile up there (a 10,000,000-event archive ran a 2 GB local driver out of heap).
+            gc.collect()
         if stop is not None:
             raise stop
 
-    def write(self, events: Any, folded: Any, batch_id: int) -> None:
-        """Append ``events`` (a DataFrame of events-table rows) and the intervals they open
-        and close to ``validity``, each table at most once per ``batch_id``; ``folded`` is
-        their compact columns (Arrow, in offset order).
+    def write(self, events: Any, batch_id: int) -> None:
+        """Append ``events`` (Arrow, the events table's columns, in offset order) to ``events``
+        and the intervals they open and close to ``validity``, each table at most once per
+        ``batch_id``.
 
         The two appends are independent commits (each carries the batch's idempotent-write
         pair, and a replay folds only what ``validity`` does not reflect yet), so they run at
-        the same time: each is one task, and a local session has a core for each.
+        the same time; the driver folds the intervals while the events are written.
         """
         import pyarrow.compute as pc
-        from pyspark.sql import functions as f
 
-        events_written = in_thread(self.append, events, folded.num_rows, events_path(self.location), batch_id)
+        frame = arrow_frame(self.spark, events)
+        events_written = in_thread(self.append, frame, events.num_rows, events_path(self.location), batch_id)
         try:
             if self.carried is None:
                 self.carried, self.reflected = read_open_intervals(self.spark, self.location)
-            unreflected = folded.filter(pc.greater(folded.column("offset"), self.reflected))
-            pairs = self.carried.fold(unreflected)
-            if pairs.num_rows:
-                paired = self.spark.createDataFrame(pairs, PAIRS_SCHEMA)
-                batch = events.filter(f.col("offset") > self.reflected)
-                self.append(changed_rows(batch, self.carried.rows, paired), pairs.num_rows,
-                            validity_path(self.location), batch_id)  # fmt: skip
-                self.carried.advance(still_open(batch, self.carried.rows, paired))
+            unreflected = events.filter(pc.greater(events.column("offset"), self.reflected))
+            rows = self.carried.fold(unreflected)
+            if rows.num_rows:
+                validity = arrow_frame(self.spark, rows)
+                self.append(validity, rows.num_rows, validity_path(self.location), batch_id)
         finally:
             wait_all([events_written])
 
     def append(self, rows: Any, count: int, path: str, batch_id: int) -> None:
-        """Append ``rows`` (``count`` of them) to the Delta table at ``path`` as one file per
-        partition."""
+        """Append ``rows`` (``count`` of them) to the Delta table at ``path``."""
         if count:
-            idempotent_write(rows.coalesce(1), path, self.app_id, batch_id)
+            idempotent_write(rows, path, self.app_id, batch_id)
 
 
 class OpenState:
-    """The intervals open after the batches archived so far: each id's opening offset (the
-    driver's fold) and the opening halves (:data:`jobs.history.intervals.OPEN_COLUMNS`, a
-    DataFrame checkpointed on the executors)."""
+    """The intervals open after the batches archived so far, on the driver: their opening
+    halves (Arrow, :data:`~jobs.history.intervals.OPEN_ARROW_SCHEMA`, in ``fromOffset``
+    order) and each id's opening offset."""
 
     def __init__(self, rows: Any, openers: dict[str, int]) -> None:
         self.rows = rows
         self.openers = openers
 
     @classmethod
-    def empty(cls, spark: Any) -> OpenState:
-        return cls(spark.createDataFrame([], VALIDITY_SCHEMA).select(*OPEN_COLUMNS), {})
+    def empty(cls) -> OpenState:
+        return cls(no_intervals(), {})
 
-    def fold(self, folded: Any) -> Any:
-        """The pairs (Arrow, :data:`PAIRS_SCHEMA`) of the intervals that ``folded`` (compact
-        columns in offset order) opens or closes; the openers move to the state after it."""
-        import pyarrow as pa
-
-        offsets = folded.column("offset").to_pylist()
-        pairs = fold_positions(
-            folded.column("id").to_pylist(), folded.column("type").to_pylist(),
-            folded.column("configValue").to_pylist(), self.openers, offsets,
-        )  # fmt: skip
-        return pa.table(
-            {
-                "fromOffset": pa.array([p for p, _ in pairs], pa.int64()),
-                "toOffset": pa.array([c for _, c in pairs], pa.int64()),
-            }
-        )
-
-    def advance(self, rows: Any) -> None:
-        """Carry ``rows`` from now on (checkpointed: the next batch's plan starts here)."""
-        self.rows = rows.localCheckpoint(eager=True)
+    def fold(self, read: Any) -> Any:
+        """The validity rows (Arrow) of the intervals that ``read`` (a batch's columns, in
+        offset order) opens or closes; the state moves to the one after it."""
+        rows, self.rows = fold_batch(self.rows, self.openers, read)
+        return rows
 
 
 def read_open_intervals(spark: Any, location: str) -> tuple[OpenState, int]:
@@ -298,11 +274,9 @@ def read_open_intervals(spark: Any, location: str) -> tuple[OpenState, int]:
     table = spark.read.format("delta").load(validity_path(location))
     reflected = table.agg(f.greatest(f.max("fromOffset"), f.max("toOffset"))).collect()[0][0]
     if reflected is None:  # a new archive
-        return OpenState.empty(spark), -1
-    rows = open_rows(table).select(*OPEN_COLUMNS)
-    rows = rows.localCheckpoint(eager=True)
-    keys = rows.select("id", "fromOffset").toArrow()
-    openers = dict(zip(keys.column(0).to_pylist(), keys.column(1).to_pylist(), strict=True))
+        return OpenState.empty(), -1
+    rows = open_rows(table).select(*OPEN_COLUMNS).toArrow().cast(OPEN_ARROW_SCHEMA).sort_by("fromOffset")
+    openers = dict(zip(rows.column("id").to_pylist(), rows.column("fromOffset").to_pylist(), strict=True))
     return OpenState(rows, openers), int(reflected)
 
 

@@ -29,10 +29,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 import schemas
 from jobs.history.answers import ACL_CREATED, ACL_DELETED
 from jobs.history.intervals import BINDING_FIELDS
-from jobs.history.worker import DECODED_SCHEMA, decode_batches
+from jobs.history.worker import DECODED_ARROW_SCHEMA, DECODED_SCHEMA, decode_batches
 from store.codec import AvroEventCodec
 from store.codec.avro_codec import HEADER_SIZE
 from store.codec.keys import ACL_KEY_TAG
@@ -99,21 +102,30 @@ def read_fast(records: Any) -> Any:
     )  # fmt: skip
 
 
-class DecodedBatch:
-    """A micro-batch's records decoded, cached while it is written: the fast path's rows and
-    the fold's (each persisted, so neither path runs twice); ``rows`` is both, in
-    :data:`~jobs.history.worker.DECODED_SCHEMA`.  :meth:`release` frees the caches."""
+DRIVER_DECODES_UP_TO: Final = 20_000
+"""The most records a batch leaves to the fold that the driver reads itself (about 9 µs each:
+0.2 s); more go back to the executors' Python workers, where every core decodes."""
 
-    def __init__(self, records: Any) -> None:
-        from pyspark.sql import functions as f
 
-        self._read = read_fast(records.select(*RECORD_COLUMNS)).persist()
-        left = self._read.filter(~f.col("fast")).select(
-            "key", "value", "offset", f.col("timeMs").alias("timestampMs")
-        )
-        self._folded = left.mapInArrow(decode_batches, DECODED_SCHEMA).persist()
-        self.rows = self._read.filter(f.col("fast")).select(*self._folded.columns).unionByName(self._folded)
+def decode_records(records: Any, *, driver_decodes_up_to: int = DRIVER_DECODES_UP_TO) -> pa.Table:
+    """The decoded rows (:data:`~jobs.history.worker.DECODED_ARROW_SCHEMA`, in offset order) of
+    ``records`` (:data:`RECORD_COLUMNS`), on the driver.
 
-    def release(self) -> None:
-        self._folded.unpersist()
-        self._read.unpersist()
+    Spark reads them once (:func:`read_fast`) and sends every row to the driver.  The records
+    left to the fold are read by :func:`jobs.history.worker.decode_batches`, the one fold in
+    Python: on the driver when there are at most ``driver_decodes_up_to`` of them (a log in
+    the latest Avro format leaves only its settings changes and tombstones), else in the
+    executors' Python workers.  Each reading stops at the first record it refuses, whose row
+    carries the fold's message; rows the fast path read after it are still here, and the
+    caller stops at the first error's offset."""
+    read = read_fast(records.select(*RECORD_COLUMNS)).toArrow()
+    fast = read.column("fast")
+    taken = read.filter(fast).select(DECODED_ARROW_SCHEMA.names).cast(DECODED_ARROW_SCHEMA)
+    left = read.filter(pc.invert(fast)).select(["key", "value", "offset", "timeMs"]).sort_by("offset")
+    if left.num_rows <= driver_decodes_up_to:
+        folded = pa.Table.from_batches(list(decode_batches(left.to_batches())), DECODED_ARROW_SCHEMA)
+    else:
+        spark = records.sparkSession
+        frame = spark.createDataFrame(left.rename_columns(list(RECORD_COLUMNS)))
+        folded = frame.mapInArrow(decode_batches, DECODED_SCHEMA).toArrow().cast(DECODED_ARROW_SCHEMA)
+    return pa.concat_tables([taken, folded]).sort_by("offset")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent, Interval, WhenAnswer
-from jobs.history.decode import fold_validity, history_event
+from jobs.history.decode import Validity, fold_validity, history_event
 from jobs.history.tables import event_of_row, event_row, validity_of_row, validity_row
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.codec import AvroEventCodec, RecordDecodeError, binding_key, config_key
@@ -103,3 +105,33 @@ def test_presence_merges_overlapping_spans_and_an_open_one_absorbs_the_rest() ->
     assert presence_of([(5, 9), (1, 3), (2, 4), (12, 14)]) == [(1, 4), (5, 9), (12, 14)]
     assert presence_of([(5, 9), (8, None), (20, 30), (1, 2)]) == [(1, 2), (5, None)]
     assert presence_of([]) == []
+
+
+def test_the_driver_fold_over_arrow_builds_the_rows_the_event_fold_builds() -> None:
+    """fold_batch (Arrow columns, intervals carried between batches) against fold_validity
+    (HistoryEvent objects) over a random history cut into batches at uneven places."""
+    import pyarrow as pa
+
+    from jobs.history.intervals import VALIDITY_ARROW_SCHEMA, fold_batch, no_intervals
+    from jobs.history.worker import DECODED_ARROW_SCHEMA
+    from tests.jobs.history_support import random_history
+
+    history = random_history(seed=11, count=1500)
+    events = [e for i, r in enumerate(history) if (e := history_event(r.key, r.value, i, 1000 + i))]
+    schema = DECODED_ARROW_SCHEMA.remove(DECODED_ARROW_SCHEMA.get_field_index("error"))
+    carried, openers, still_open = no_intervals(), dict[str, int](), dict[str, Validity]()
+    cuts = [0, 1, 2, 400, 401, 977, len(events)]
+    for start, end in itertools.pairwise(cuts):
+        batch = events[start:end]
+        table = pa.Table.from_pylist(
+            [dict(zip(schema.names, event_row(e), strict=True)) for e in batch], schema
+        )
+        rows, carried = fold_batch(carried, openers, table)
+        changed, still_open = fold_validity(batch, still_open)
+        assert rows.schema == VALIDITY_ARROW_SCHEMA
+        got = sorted(tuple(row.values()) for row in rows.to_pylist())
+        assert got == sorted(map(validity_row, changed))
+        by_opening = sorted(still_open.values(), key=lambda v: v.opened.offset)
+        assert carried.column("id").to_pylist() == [v.id for v in by_opening]
+        assert openers == {key: v.opened.offset for key, v in still_open.items()}
+    assert len(still_open) > 10  # the history leaves some bindings and settings live

@@ -1,7 +1,8 @@
 """The fold's fast path in Spark against the one fold in the Python workers, on real Spark.
 
-Every record goes through both: :class:`jobs.history.spark_decode.DecodedBatch` (Spark's Avro
-reader for the common event, the workers for the rest) and :func:`jobs.history.worker.decode_rows`
+Every record goes through both: :func:`jobs.history.spark_decode.decode_records` (Spark's Avro
+reader for the common event, the fold in Python for the rest: on the driver or in the workers)
+and :func:`jobs.history.worker.decode_rows`
 (the workers' reading of every record, itself tested against ``history_event``).  The rows must
 be equal, the common events must take the fast path, and each record the fast path must leave
 alone (it would read it differently, or it is refused) must be left to the fold.
@@ -64,22 +65,30 @@ def plain_record(**changes: Any) -> dict[str, Any]:
 Rows = list[tuple[Any, ...]]
 
 
-def both_paths(spark: Any, records: list[Row]) -> tuple[Rows, Rows, set[int]]:
-    """The rows of ``records`` through DecodedBatch and through decode_rows, and the offsets
+def both_paths(spark: Any, records: list[Row], driver_decodes_up_to: int) -> tuple[Rows, Rows, set[int]]:
+    """The rows of ``records`` through decode_records and through decode_rows, and the offsets
     the fast path read."""
-    from jobs.history.spark_decode import DecodedBatch, read_fast
+    from jobs.history.spark_decode import decode_records, read_fast
 
     frame = spark.createDataFrame(records, RECORDS_SCHEMA)
-    batch = DecodedBatch(frame)
-    try:
-        spark_rows = sorted(tuple(r) for r in batch.rows.collect())
-    finally:
-        batch.release()
+    table = decode_records(frame, driver_decodes_up_to=driver_decodes_up_to)
+    spark_rows = list(zip(*(column.to_pylist() for column in table.columns), strict=True))
+    assert [row[0] for row in spark_rows] == sorted(row[0] for row in spark_rows)
     fast = {r.offset for r in read_fast(frame).filter("fast").select("offset").collect()}
-    return spark_rows, list(decode_rows(records)), fast
+    return sorted(spark_rows), list(decode_rows(records)), fast
 
 
-def test_every_record_reads_as_the_fold_reads_it_and_the_common_ones_take_the_fast_path(spark: Any) -> None:
+# The records the fast path leaves are read by the driver (up to 20,000 of them) or, forced
+# here with 0, by the executors' Python workers.
+WHERE_THE_REST_IS_READ = pytest.mark.parametrize(
+    "driver_decodes_up_to", [20_000, 0], ids=["driver", "workers"]
+)
+
+
+@WHERE_THE_REST_IS_READ
+def test_every_record_reads_as_the_fold_reads_it_and_the_common_ones_take_the_fast_path(
+    spark: Any, driver_decodes_up_to: int
+) -> None:
     history = random_history(seed=5, count=400)
     records: list[Row] = [(r.key, r.value, i, T0 + 3_600_000 * i) for i, r in enumerate(history)]
     n = len(records)
@@ -103,7 +112,7 @@ def test_every_record_reads_as_the_fold_reads_it_and_the_common_ones_take_the_fa
         (key, raw_latest(plain_record(eventType="ACL_DELETED", minReaderVersion=3)), n + 14, T0),
         (key, value, n + 15, T0 + 1),  # the plain event itself
     ]
-    spark_rows, fold_rows, fast = both_paths(spark, records)
+    spark_rows, fold_rows, fast = both_paths(spark, records, driver_decodes_up_to)
 
     assert spark_rows == fold_rows
     assert all(row[-1] is None for row in fold_rows)  # nothing here is refused
@@ -126,11 +135,14 @@ def test_every_record_reads_as_the_fold_reads_it_and_the_common_ones_take_the_fa
     ],
     ids=["trailing-byte", "newer-reader", "other-key", "truncated", "not-utf-8"],
 )
-def test_a_record_the_fold_refuses_is_left_to_the_fold(spark: Any, value: bytes, refusal: str) -> None:
+@WHERE_THE_REST_IS_READ
+def test_a_record_the_fold_refuses_is_left_to_the_fold(
+    spark: Any, value: bytes, refusal: str, driver_decodes_up_to: int
+) -> None:
     plain = AclDeleted(binding=binding(), actor="User:admin", request_id="r1", time_ms=T0)
     key, good = binding_key(plain.binding), AvroEventCodec().encode(plain)
     records: list[Row] = [(key, good, 0, T0), (key, value, 1, T0), (key, good, 2, T0)]
-    spark_rows, fold_rows, fast = both_paths(spark, records)
+    spark_rows, fold_rows, fast = both_paths(spark, records, driver_decodes_up_to)
 
     [error] = [row for row in spark_rows if row[-1] is not None]
     assert error == fold_rows[-1] and error[0] == 1
