@@ -16,12 +16,11 @@ archive`` runs; each figure is wall time on this machine, shared with whatever e
 * Spark session start (JVM, jars, Delta): printed apart, in no target;
 * ``archive``: ``run_archive(..., once=True)`` over the whole topic into a fresh Delta archive,
   from the call to its return: both tables created, the streaming query started, then every
-  micro-batch of up to 500,000 records read by Spark's Kafka source, decoded into cached
-  DataFrames (the common event by Spark's Avro reader, the rest by the fold in the Python
-  workers: here the settings changes), ``events`` appended from them, its
-  compact columns brought to the driver to pair the intervals' opening and closing offsets,
-  the ``validity`` rows built by Spark from the pairs and appended; events / that time -
-  TARGET ``archive`` (events/s, >= 100000);
+  micro-batch of up to 1,000,000 records read by Spark's Kafka source and decoded (the common
+  event by Spark's Avro reader, the rest by the fold in Python: here the settings changes),
+  its rows brought to the driver as Arrow columns and appended to ``events`` while the driver
+  folds them into the intervals' rows, which are appended to ``validity``; events / that
+  time - TARGET ``archive`` (events/s, >= 100000);
 * ``who``: who may READ TOPIC ``orders`` from one host at the middle of the history (a time:
   it is resolved to an offset first), from the call to the answer: one aggregation of
   ``events`` (the archive's end and the time lookup), the tail of the log (empty here), the
