@@ -4,8 +4,9 @@ the live state and alerts when it becomes unsafe, or safe again, to downgrade to
 The log is read as the history archive reads it (:meth:`jobs.history.archive.LogSource.stream`)
 and each micro-batch is decoded as the archive decodes it
 (:func:`jobs.history.spark_decode.decode_records`: the common event by Spark's Avro reader, the
-rest by the one fold in Python), its rows brought to the driver.  The driver folds the batch's events into the
-live state (:class:`jobs.downgrade.watch.LiveState`), judges the state at the batch's end, and:
+rest by the one fold in Python), its rows brought to the driver.  The driver folds the batch's
+events into the live state (:class:`jobs.downgrade.watch.LiveState`), judges the state at the
+batch's end, and:
 
 * on a transition only, appends one row to the ``alerts`` Delta table;
 * merges the batch's net changes (and the offset reached) into the ``state`` Delta table, from
