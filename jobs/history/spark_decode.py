@@ -1,5 +1,5 @@
 """The fold's fast path in Spark: the common ACL event read by the executors' JVM, or left to
-the one fold in the Python workers.
+the one fold in Python.
 
 Most of a log is ``AclCreated`` and ``AclDeleted`` events in the latest Avro format.  Read in
 the Python workers (:mod:`jobs.history.worker`) each costs a round trip through Arrow and

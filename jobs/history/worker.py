@@ -1,13 +1,14 @@
-"""The archive's decoding, run inside Spark's Python workers: log records in, event rows out.
+"""The archive's decoding in Python: log records in, event rows out.
 
 The archive and the downgrade watch send here the records that Spark's own reading of the
-common event (:mod:`jobs.history.spark_decode`) leaves alone.
+common event (:mod:`jobs.history.spark_decode`) leaves alone: read on the driver when they are
+few, else in Spark's Python workers.
 
-Each worker reads its share of a micro-batch through the one fold of the log: the common
+Each reader takes its share of a micro-batch through the one fold of the log: the common
 ``AclCreated``/``AclDeleted`` through its fast path (:class:`store.fold_fast.FastAclDecoder`,
 its key checked against the record's), everything else through :func:`store.fold.fold_record`
 (via :func:`jobs.history.decode.history_event`).  A record the fold refuses becomes one row
-carrying only its offset and the fold's message (which names the offset), and the worker
+carrying only its offset and the fold's message (which names the offset), and the reading
 stops there: the driver keeps what comes before the first such offset and stops the job at it,
 in the job's own words.
 
