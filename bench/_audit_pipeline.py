@@ -1,17 +1,17 @@
 """How many decisions a second the streaming audit job keeps up with on ``local[2]``.
 
 What is measured: a producer thread appends audit events (CloudEvents as the node's sender
-writes them: half denials, 1,000 principals, 1,000 topics, event time = now) to an embedded
-audit log at a fixed rate, in appends every 0.1 s; the job (:func:`jobs.audit.job.run_audit`,
-running, trigger every second, in this process's local[2] Spark: a streaming job's session)
-parses, dedups and writes the four Delta tables each micro-batch. The delay of an append is
-from its wall-clock time to the end of the first micro-batch that covered its offset (the
-batch's start plus its duration in the query's progress: the per-minute table has been
-committed by then). Rates are tried in increasing order, each for a fixed time after a warm-up;
-a rate is kept up with when every append after the warm-up had a delay under 10 s.
-``throughput`` is the highest rate kept up with (0 when none was); the figures beside it give
-each rate's delays and the job's drain rate (records over the batches' processing time), which
-bounds what any rate can reach.
+writes them, numbered as one spool numbers them: half denials, 1,000 principals, 1,000 topics,
+event time = now) to an embedded audit log at a fixed rate, in appends every 0.1 s; the job
+(:func:`jobs.audit.job.run_audit`, running, trigger every second, in this process's local[2]
+Spark: a streaming job's session) parses, dedups and writes the four Delta tables each
+micro-batch. The delay of an append is from its wall-clock time to the end of the first
+micro-batch that covered its offset (the batch's start plus its duration in the query's
+progress: the per-minute table has been committed by then). Rates are tried in increasing
+order, each for a fixed time after a warm-up; a rate is kept up with when every append after
+the warm-up had a delay under 10 s. ``throughput`` is the highest rate kept up with (0 when
+none was); the figures beside it give each rate's delays and the job's drain rate (records over
+the batches' processing time), which bounds what any rate can reach.
 
 The producer shares the two cores with Spark (it is a node's sender in production); its
 achieved rate is printed, so a producer that fell short is visible.
@@ -34,6 +34,8 @@ from store.acl import AclOperation, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
 from store.log.embedded import EmbeddedChangeLog
 
+SPOOL: Final = "be9c40000000be9c"
+"""The ids' spool part: the events are numbered as one node's spool numbers them."""
 MAX_DELAY_S: Final = 10.0
 TICK_S: Final = 0.1
 _DENIED = Decision(AuthorizationResult.DENIED, DecisionRule.DEFAULT_DENY)
@@ -63,7 +65,7 @@ class _Producer:
             now = time.time()
             records: list[tuple[bytes, bytes | None]] = []
             for r in range(per_tick):
-                ids = [f"bench{self.seq + i:016x}" for i in range(100)]
+                ids = [f"{SPOOL}{self.seq + i:016x}" for i in range(100)]
                 self.seq += 100
                 values = self.encoder.encode(
                     event_ids=ids, time_ns=time.time_ns(), principal=f"User:u{(self.seq // 100) % 1000}",

@@ -12,6 +12,7 @@ a batch may run them side by side (:func:`in_thread`, :func:`wait_all`)."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final
@@ -69,6 +70,55 @@ def idempotent_write(frame: Any, path: str, app_id: str, batch_id: int, *, mode:
 def idempotent_merge(spark: Any, app_id: str, batch_id: int) -> AbstractContextManager[None]:
     """Delta writes inside carry (``app_id``, ``batch_id``): a replayed batch is skipped."""
     return session_conf(spark, {_TXN_APP_ID: app_id, _TXN_VERSION: str(batch_id)})
+
+
+class BatchStates:
+    """A small JSON document per micro-batch in a folder (beside a query's checkpoint), read
+    and written through Hadoop's file systems, so any checkpoint URI serves.
+
+    :meth:`save` writes ``<batch id>.json`` whole (a temporary file renamed over it) and
+    removes the one :data:`KEEP` batches older; :meth:`before` reads the latest one saved
+    before a batch, which is what a batch replayed after a crash starts from."""
+
+    KEEP: Final = 10
+
+    def __init__(self, spark: Any, folder: str) -> None:
+        jvm = spark._jvm
+        self._new_path = jvm.org.apache.hadoop.fs.Path
+        self._read_all = jvm.org.apache.commons.io.IOUtils.toByteArray
+        self._folder = self._new_path(folder)
+        self._fs = self._folder.getFileSystem(spark._jsc.hadoopConfiguration())
+
+    def _path(self, name: str) -> Any:
+        return self._new_path(self._folder, name)
+
+    def before(self, batch_id: int) -> Any:
+        """The document saved by the latest batch before ``batch_id``, or None."""
+        if not self._fs.exists(self._folder):
+            return None
+        names = [status.getPath().getName() for status in self._fs.listStatus(self._folder)]
+        saved = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
+        earlier = [one for one in saved if one < batch_id]
+        if not earlier:
+            return None
+        stream = self._fs.open(self._path(f"{max(earlier)}.json"))
+        try:
+            return json.loads(bytes(self._read_all(stream)))
+        finally:
+            stream.close()
+
+    def save(self, batch_id: int, document: Any) -> None:
+        """``document`` as ``batch_id``'s (over a copy saved by an earlier try of the batch)."""
+        final, temporary = self._path(f"{batch_id}.json"), self._path(f".{batch_id}.json.tmp")
+        out = self._fs.create(temporary, True)
+        try:
+            out.write(bytearray(json.dumps(document).encode()))
+        finally:
+            out.close()
+        self._fs.delete(final, False)
+        if not self._fs.rename(temporary, final):
+            raise OSError(f"could not rename {temporary} to {final}")
+        self._fs.delete(self._path(f"{batch_id - self.KEEP}.json"), False)
 
 
 def run_micro_batches(

@@ -2,75 +2,80 @@
 
 One Structured Streaming query reads the audit log (Spark's Kafka source for ``<topic>-audit``,
 the embedded-log source for ``<data dir>/audit``: the history archive's
-:class:`~jobs.history.archive.LogSource`), parses each event
-(:func:`jobs.audit.transform.decisions`), and drops resent events on their id with an
-event-time watermark ``late_bound`` behind the latest event
-(:func:`jobs.audit.transform.within_bound`: the dedup state holds about that much time of ids).
-Each micro-batch then writes four tables:
+:class:`~jobs.history.archive.LogSource`), and :class:`AuditWriter` takes each micro-batch's
+records to the driver once (``toArrow``), where :mod:`jobs.audit.transform` parses them into
+decisions, drops resent events and derives the rest.  Each micro-batch then writes four tables:
 
 * ``decisions``: the batch's events, appended (one row per event id);
 * ``minutes``: the batch's decisions per one-minute window of event time, principal, resource,
   operation and result, appended as the batch's partial counts: a minute whose events came in
   several batches has a row per batch, and readers sum them (:func:`minute_counts`);
-* ``alerts``: the batch's new denials (:func:`jobs.audit.transform.new_denials_in_batch`),
-  appended, measured against ``last_denied`` as it stood before the batch;
-* ``last_denied``: the last denial of each principal on each resource, overwritten with the
-  table's rows and the batch's denials, the latest per pair
+* ``alerts``: the batch's new denials (:func:`jobs.audit.transform.new_denials`), appended,
+  measured against the last denials as they stood before the batch;
+* ``last_denied``: the last denial of each principal on each resource, overwritten
   (:func:`jobs.audit.transform.merged_last_denied`).
 
-Each write is an append, except ``last_denied``: one overwrite, as many rows as pairs ever
-denied (at 25,000 decisions/s in ``python -m bench audit``, about 1.2 s of a 4.2 s batch).
-Neither a Delta MERGE with deletion vectors nor appended per-batch maxima read back through
-a join with the batch's pairs was cheaper there (4.4-4.6 s against 2.6-2.8 s for the alerts
-and ``last_denied`` together).  The ``decisions`` and ``minutes`` appends depend on nothing
-but the batch, so they run beside the other two (:func:`jobs.streaming.in_thread`); ``alerts``
-is written before ``last_denied`` moves.  The batch ends when all four have ended, and fails
-with the first failure among them.  Each table keeps file statistics only of the columns its
-readers filter by (:data:`STATS_COLUMNS`).
+The ``decisions`` and ``minutes`` appends depend on nothing but the batch, so they run beside
+the other two (:func:`jobs.streaming.in_thread`); ``alerts`` is written before ``last_denied``
+moves.  The batch ends when all four have ended, and fails with the first failure among them.
+Each table keeps file statistics only of the columns its readers filter by
+(:data:`STATS_COLUMNS`).
 
-Exactly once: the checkpoint fixes each batch's offsets and the dedup state; every write
-carries Delta's idempotent-write pair (``txnAppId`` = this location's id, ``txnVersion`` =
-the batch id), so a batch replayed after a crash, however far it got, adds nothing twice.
-``alerts`` is written before ``last_denied`` moves: a replay finds ``last_denied`` either as
-it was (and computes the same alerts) or moved (and then the alerts were committed already,
-so their write is skipped).
+Resent events: an event's id is its spool's id and its sequence number in that spool, and a
+node's sender ships a spool in order, so a resend is an event whose spool the log already
+reached past (:func:`jobs.audit.transform.first_sendings`).  The job keeps the highest number
+of each spool, a few bytes per node that ever sent, however late an event comes: no event is
+dropped for arriving late, and no state grows with the events.  (Spark's
+``dropDuplicatesWithinWatermark``, used before, kept every id of the watermark's span and
+scanned all of them each batch.)
+
+Exactly once: the checkpoint fixes each batch's offsets; every write carries Delta's
+idempotent-write pair (``txnAppId`` = this location's id, ``txnVersion`` = the batch id), so
+a batch replayed after a crash, however far it got, adds nothing twice.  Each batch's spools'
+numbers are saved beside the checkpoint once its writes have committed
+(:class:`jobs.streaming.BatchStates`), and a replay starts from the ones saved before it, so
+it keeps the same events.  ``alerts`` is written before ``last_denied`` moves: a replay finds
+``last_denied`` either as it was (and computes the same alerts) or moved (and then the alerts
+were committed already, so their write is skipped).
 
 Why the last denial is a Delta table and not Spark state: the window is days long (7 by
-default), far past any watermark worth holding in a state store; a table keyed by principal
-and resource is as small as the number of pairs ever denied, survives restarts and a new
-checkpoint, and the report and the cause join can read it.
-
-An event later than ``late_bound`` (a node cut off from the audit log for longer) is not
-recorded: Spark counts it (``numRowsDroppedByWatermark`` in the query's progress).
-Choose the bound above the longest audit-log outage the nodes' spools ride out.
+default); a table keyed by principal and resource is as small as the number of pairs ever
+denied and survives restarts and a new checkpoint.  The driver carries it between batches
+(read at the run's first batch), so a batch does not read it back.
 """
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Final
 
 from jobs.audit.transform import (
     DEFAULT_WINDOW_DAYS,
-    decisions,
-    last_denied,
+    LAST_DENIED_SCHEMA,
+    RESOURCE_KEY,
+    decision_rows,
+    first_sendings,
     merged_last_denied,
-    new_denials_in_batch,
-    per_minute,
-    within_bound,
+    minute_rows,
+    new_denials,
 )
 from jobs.history.archive import LogSource
-from jobs.streaming import idempotent_write, in_thread, run_micro_batches, table_app_id, wait_all
+from jobs.streaming import (
+    BatchStates,
+    Running,
+    arrow_frame,
+    idempotent_write,
+    in_thread,
+    run_micro_batches,
+    table_app_id,
+    wait_all,
+)
 
 DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
-DEFAULT_LATE_BOUND: Final = "10 minutes"
-STATE_STORE: Final = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-"""The dedup state on local disk (RocksDB), not the JVM heap: at tens of thousands of events
-a second, ten minutes of ids do not fit a driver's heap."""
-CHANGELOG_CHECKPOINTING: Final = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
-"""Each batch's commit of the dedup state writes the batch's changes (a changelog file)
-instead of flushing RocksDB and copying its new SST files; snapshots are taken in the
-background.  A checkpoint written either way is read by both."""
-
+SEQUENCES: Final = "aclstore-audit-sequences"
+"""The folder under the checkpoint that holds each batch's spools' sequence numbers."""
+SNAPSHOT_EVERY: Final = 10
+"""``last_denied`` is rewritten every this many batches (:class:`AuditWriter`)."""
 _DECISIONS_DDL: Final = (
     "id STRING, time TIMESTAMP, source STRING, principal STRING, host STRING, "
     "operation STRING, resourceType STRING, resourceName STRING, patternType STRING, "
@@ -131,20 +136,14 @@ def run_audit(
     *,
     once: bool,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
-    late_bound: str = DEFAULT_LATE_BOUND,
     window_days: int = DEFAULT_WINDOW_DAYS,
 ) -> None:
     """Until stopped, or (``once``) until the audit log's end as the job starts."""
-    spark.conf.set("spark.sql.streaming.stateStore.providerClass", STATE_STORE)
-    spark.conf.set(CHANGELOG_CHECKPOINTING, "true")
     ensure_tables(spark, location)
-    app_id = table_id(location)
-
-    def each_batch(batch: Any, batch_id: int) -> None:
-        write_batch(spark, batch, location, app_id, batch_id, window_days)
-
-    stream = within_bound(decisions(source.stream(spark, max_records_per_batch)), late_bound)
-    run_micro_batches(stream, each_batch, checkpoint=checkpoint, name="aclstore_audit", once=once)
+    states = BatchStates(spark, f"{checkpoint.rstrip('/')}/{SEQUENCES}")
+    writer = AuditWriter(spark, location, states, window_days)
+    run_micro_batches(source.stream(spark, max_records_per_batch), writer, checkpoint=checkpoint,
+                      name="aclstore_audit", once=once)  # fmt: skip
 
 
 def minute_counts(spark: Any, location: str) -> Any:
@@ -155,50 +154,100 @@ def minute_counts(spark: Any, location: str) -> Any:
     return summed_minutes(spark.read.format("delta").load(table_path(location, "minutes")))
 
 
-def write_batch(
-    spark: Any, batch: Any, location: str, app_id: str, batch_id: int, window_days: int
-) -> None:
-    """One micro-batch's new events into the four tables, each at most once per ``batch_id``:
-    ``decisions`` and ``minutes`` beside the alerts; the first failure, once all have ended."""
-    from pyspark import StorageLevel
+class AuditWriter:
+    """Writes a run's micro-batches, carrying between them what the next one is measured
+    against: each spool's highest sequence number and the last denials.
 
-    rows = batch.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        if not rows.count():  # every partition computed once, then read from the cache
-            return
-        appends = [
-            in_thread(idempotent_write, rows, table_path(location, "decisions"), app_id, batch_id),
-            in_thread(idempotent_write, per_minute(rows), table_path(location, "minutes"), app_id, batch_id),
-        ]
+    A batch's records are read once (``toArrow``) into Arrow columns on the driver, which
+    are every table's source (:mod:`jobs.audit.transform`): Spark appends the decisions to
+    ``decisions``, their per-minute counts to ``minutes`` and the new denials to ``alerts``,
+    all at the same time.  After each batch whose writes committed, the sequence numbers are
+    saved (``states``: the document of the batch, with ``snapshotThrough``, the last audit
+    offset the ``last_denied`` table reflects).
+
+    ``last_denied`` is a snapshot, rewritten every :data:`SNAPSHOT_EVERY` batches with the last
+    denials as they stood *before* the batch (beside the batch's other writes), so it never
+    holds a batch's own denials while that batch may be replayed.  At the run's first batch
+    the last denials are that snapshot and the denials in ``decisions`` after it and before
+    the batch's first row (a replayed batch's own rows, committed or not, are after that).
+    """
+
+    def __init__(self, spark: Any, location: str, states: BatchStates, window_days: int) -> None:
+        self.spark = spark
+        self.location = location
+        self.app_id = table_id(location)
+        self.states = states
+        self.window_days = window_days
+        self.reached: dict[str, int] | None = None
+        self.snapshot_through = -1
+        self.recover = False
+        self.last_denied: Any = None
+
+    def __call__(self, batch: Any, batch_id: int) -> None:
         try:
-            raise_alerts(spark, rows, location, app_id, batch_id, window_days)
+            self.write(batch.toArrow(), batch_id)
         finally:
-            wait_all(appends)
-    finally:
-        rows.unpersist()
+            # The batch's DataFrames hold its rows in the driver's JVM until Python frees them,
+            # and PySpark's objects sit in reference cycles (as in the history archive).
+            gc.collect()
 
+    def write(self, records: Any, batch_id: int) -> None:
+        """One micro-batch's ``records`` (Arrow, the log sources' columns, in offset order)
+        into the tables, each at most once per ``batch_id``; the first failure, once all
+        writes have ended."""
+        if self.reached is None:
+            saved = self.states.before(batch_id)
+            self.reached = {str(k): int(v) for k, v in (saved or {}).get("sequences", {}).items()}
+            self.snapshot_through = int(saved["snapshotThrough"]) if saved else -1
+            self.recover = saved is not None
+        rows, reached = first_sendings(decision_rows(records), self.reached)
+        if rows.num_rows:
+            self.write_rows(rows, batch_id)
+        if rows.num_rows or reached != self.reached:
+            self.states.save(batch_id, {"sequences": reached, "snapshotThrough": self.snapshot_through})
+            self.reached = reached
 
-def raise_alerts(
-    spark: Any, rows: Any, location: str, app_id: str, batch_id: int, window_days: int
-) -> None:
-    """Append the batch's new denials to ``alerts``, then move ``last_denied`` past them.
+    def write_rows(self, rows: Any, batch_id: int) -> None:
+        """Write the batch's decisions ``rows`` (new to the tables); the last denials move
+        past them."""
+        import pyarrow.compute as pc
 
-    A batch with no new denial (most of them) commits nothing to ``alerts``: a replay of it
-    finds no alert either (``last_denied`` as it was gives the same none; moved past the
-    batch, it makes every denial of the batch a late one).  ``last_denied`` is rewritten
-    whole, from the rows read for the alerts (held in memory, so both see one version)."""
-    from pyspark import StorageLevel
+        spark, location, app_id = self.spark, self.location, self.app_id
+        first_row = int(pc.min(rows["auditOffset"]).as_py())
+        if self.last_denied is None:
+            self.last_denied = self.read_last_denied(first_row)
+        def append(table: Any, name: str) -> Running:
+            return in_thread(idempotent_write, arrow_frame(spark, table), table_path(location, name), app_id,
+                             batch_id)  # fmt: skip
 
-    path = table_path(location, "last_denied")
-    previous = spark.read.format("delta").load(path).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        alerts = new_denials_in_batch(rows, previous, window_days).persist()
+        writes = [append(rows, "decisions"), append(minute_rows(rows), "minutes")]
+        snapshot_through = self.snapshot_through
         try:
-            if not alerts.isEmpty():
-                idempotent_write(alerts, table_path(location, "alerts"), app_id, batch_id)
+            alerts = new_denials(rows, self.last_denied, self.window_days)
+            if alerts.num_rows:
+                writes.append(append(alerts, "alerts"))
+            if batch_id % SNAPSHOT_EVERY == 0:
+                snapshot = arrow_frame(spark, self.last_denied)
+                path = table_path(location, "last_denied")
+                idempotent_write(snapshot, path, app_id, batch_id, mode="overwrite")
+                snapshot_through = first_row - 1
         finally:
-            alerts.unpersist()
-        latest = merged_last_denied(previous, last_denied(rows))
-        idempotent_write(latest, path, app_id, batch_id, mode="overwrite")
-    finally:
-        previous.unpersist()
+            wait_all(writes)
+        self.last_denied = merged_last_denied(self.last_denied, rows)
+        self.snapshot_through = snapshot_through
+
+    def read_last_denied(self, before: int) -> Any:
+        """The last denials before the audit offset ``before``: the ``last_denied`` snapshot,
+        and (when a batch saved what it reflects) the denials in ``decisions`` after it."""
+        from pyspark.sql import functions as f
+
+        table = self.spark.read.format("delta").load(table_path(self.location, "last_denied"))
+        snapshot = table.select(*LAST_DENIED_SCHEMA.names).toArrow().cast(LAST_DENIED_SCHEMA)
+        if not self.recover:
+            return snapshot
+        decisions = self.spark.read.format("delta").load(table_path(self.location, "decisions"))
+        offset = f.col("auditOffset")
+        later = decisions.filter((offset > self.snapshot_through) & (offset < before)
+                                 & (f.col("result") == "DENIED"))  # fmt: skip
+        latest = later.groupBy(*RESOURCE_KEY).agg(f.max("time").alias("time"))
+        return merged_last_denied(snapshot, latest.withColumn("result", f.lit("DENIED")).toArrow())

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from jobs.audit.job import DEFAULT_LATE_BOUND
 from jobs.audit.report import DEFAULT_TOP
 from jobs.audit.transform import DEFAULT_WINDOW_DAYS
 from replicator.cli.common import add_log_config_option, log_client
@@ -41,9 +40,6 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--once", action="store_true", help="drain what the log holds and exit")
     run.add_argument("--checkpoint", metavar="URI", help="the streaming checkpoint "
                      "(default: under the table)")  # fmt: skip
-    run.add_argument("--late-bound", default=DEFAULT_LATE_BOUND, metavar="INTERVAL",
-                     help="how late (event time) an event is still counted, a Spark interval "
-                     "(default: %(default)s)")  # fmt: skip
     _window_days(run)
     run.set_defaults(handler=run_job)
 
@@ -109,7 +105,7 @@ def run_job(args: argparse.Namespace) -> int:
     if args.window_days < 1:
         raise InvalidConfigError(f"--window-days must be at least 1, got {args.window_days}")
     run_audit(_session(args, streaming=True), source, location, checkpoint, once=args.once,
-              late_bound=args.late_bound, window_days=args.window_days)  # fmt: skip
+              window_days=args.window_days)  # fmt: skip
     return 0
 
 

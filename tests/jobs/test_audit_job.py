@@ -4,7 +4,6 @@ table once, also across restarts of the job."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -14,7 +13,6 @@ from typing import Any
 import pytest
 
 from jobs.audit.job import decisions_path, minute_counts, run_audit, table_path
-from jobs.audit.transform import per_minute
 from jobs.history.archive import LogSource
 from replicator.server.audit import AuditEmitter, AuditSettings
 from store.acl import AclOperation, ResourceType
@@ -69,7 +67,13 @@ def resend(log_dir: Path, offsets: range) -> None:
         log.append(again)
 
 
-def test_each_decision_once_across_resends_and_restarts(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("snapshot_every", [1, 10])
+def test_each_decision_once_across_resends_and_restarts(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snapshot_every: int
+) -> None:
+    """Two runs, the second restarted from the checkpoint; the last denials it starts from come
+    from the snapshot of them (taken before every batch) or from the decisions after it."""
+    monkeypatch.setattr("jobs.audit.job.SNAPSHOT_EVERY", snapshot_every)
     log_dir, spool = tmp_path / "audit", tmp_path / "spool"
     location, checkpoint = str(tmp_path / "table"), str(tmp_path / "cp")
     source = LogSource.embedded(log_dir)
@@ -88,15 +92,8 @@ def test_each_decision_once_across_resends_and_restarts(spark: Any, tmp_path: Pa
     assert len(records) == len(ASKED) + 5  # the resends are in the log, not in the table
     # Expected counts by hand from ASKED, summed over the minutes the events fell in.
     expected = Counter((p, "TOPIC", t, op.name, d.result.value) for p, op, t, d in ASKED)
-    got: Counter[tuple[str, ...]] = Counter()
-    minutes = set()
-    for r in per_minute(table).collect():
-        key = (r["principal"], r["resourceType"], r["resourceName"], r["operation"], r["result"])
-        got[key] += r["decisions"]
-        minutes.add(r["minute"])
-    assert got == expected
-    times = [r["time"] for r in rows]
-    assert None not in times and len(minutes) == len({t.replace(second=0, microsecond=0) for t in times})
+    assert Counter(tuple(r[c] for c in KEY) for r in rows) == expected
+    assert None not in [r["time"] for r in rows]
     eve = [r for r in rows if r["principal"] == "User:eve"]
     assert {(r["rule"], r["aclOffset"]) for r in eve} == {("DEFAULT_DENY", 3)}
     # The job's own per-minute table, added to batch by batch, holds the same counts, each
@@ -193,53 +190,16 @@ def test_audit_run_and_report_through_the_cli(
     assert report_json(table_df, t0, unused_grants=grants)["unusedGrants"] == grants
 
 
-def test_new_denials_measured_against_the_last_denial_in_days(spark: Any) -> None:
-    """Worked by hand, a 7-day window: the batch's denials against the table's last denials."""
-    from datetime import datetime, timedelta
-
-    from jobs.audit.job import SCHEMAS
-    from jobs.audit.transform import last_denied, new_denials_in_batch
-
-    d, day = datetime(2026, 3, 1, 12, 0), timedelta(days=1)
-    previous = spark.createDataFrame(
-        [("User:eve", "TOPIC", "payroll", d - 3 * day), ("User:bob", "TOPIC", "orders", d - 8 * day),
-         ("User:ann", "TOPIC", "logs", d + day)],
-        SCHEMAS["last_denied"],
-    )  # fmt: skip
-    asked = [  # id, time, principal, resource type, name, result
-        ("r1", d, "User:eve", "TOPIC", "payroll", "DENIED"),  # 3 days after the last: not new
-        ("r2", d, "User:bob", "TOPIC", "orders", "DENIED"),  # 8 days after: new
-        ("r3", d + day, "User:bob", "TOPIC", "orders", "DENIED"),  # a day after r2: not new
-        ("r4", d, "User:carl", "TOPIC", "x", "DENIED"),  # never denied before: new
-        ("r5", d + 10 * day, "User:carl", "TOPIC", "x", "DENIED"),  # 10 days after r4: new
-        ("r6", d, "User:ann", "TOPIC", "logs", "DENIED"),  # before the last recorded: late
-        ("r7", d, "User:dave", "TOPIC", "y", "ALLOWED"),
-        ("r8", d, "User:bob", "GROUP", "orders", "DENIED"),  # another resource type: new
-    ]
-    rows = spark.createDataFrame(
-        [(i, t, "src", p, "10.0.0.1", "READ", rt, n, "LITERAL", res, "DEFAULT_DENY", None, 7, k)
-         for k, (i, t, p, rt, n, res) in enumerate(asked)],
-        SCHEMAS["decisions"],
-    )  # fmt: skip
-    got = {r["id"]: r["previousDenied"] for r in new_denials_in_batch(rows, previous, 7).collect()}
-    assert got == {"r2": d - 8 * day, "r4": None, "r5": d, "r8": None}
-    last = {(r["principal"], r["resourceType"], r["resourceName"]): r["lastDenied"]
-            for r in last_denied(rows).collect()}  # fmt: skip
-    assert last == {
-        ("User:eve", "TOPIC", "payroll"): d, ("User:bob", "TOPIC", "orders"): d + day,
-        ("User:carl", "TOPIC", "x"): d + 10 * day, ("User:ann", "TOPIC", "logs"): d,
-        ("User:bob", "GROUP", "orders"): d,
-    }  # fmt: skip
-
-
-def test_the_watermark_counts_late_events_within_the_bound_and_drops_the_rest(
+def test_late_events_count_and_resends_of_any_age_do_not_across_a_restart(
     spark: Any, tmp_path: Path
 ) -> None:
-    """A 5-minute bound: after a first run has seen t0 + 20 min, the watermark is t0 + 15 min
-    (kept in the checkpoint); hand-worked which events of a second run count."""
+    """Events numbered as two spools number them, and ids of another form; a second run
+    (restarted from the checkpoint) gets resends of the first run's events, one an hour after
+    the events around it, and an event 20 minutes late.  Hand-worked which count."""
     from replicator.contract.audit_event import audit_event, encode_audit_event
 
     t0, minute = 1_700_000_040_000, 60_000  # ms, on a minute boundary
+    a, b = "00000000000000aa", "00000000000000bb"
 
     def records(sent: list[tuple[str, int]]) -> list[tuple[bytes, bytes]]:
         out = []
@@ -252,44 +212,38 @@ def test_the_watermark_counts_late_events_within_the_bound_and_drops_the_rest(
             out.append((event_id.encode(), encode_audit_event(event)))
         return out
 
-    log_dir, location = tmp_path / "audit", str(tmp_path / "table")
+    log_dir, location, checkpoint = tmp_path / "audit", str(tmp_path / "table"), str(tmp_path / "cp")
+    source = LogSource.embedded(log_dir)
     with EmbeddedChangeLog(log_dir) as log:
-        log.append(records([("e0", t0), ("e1", t0 + 20 * minute)]))
-    # Running (not --once): the watermark moves between batches, also with no new data.
-    job = threading.Thread(target=run_audit, args=(
-        spark, LogSource.embedded(log_dir), location, str(tmp_path / "cp")),
-        kwargs={"once": False, "late_bound": "5 minutes"})  # fmt: skip
-    job.start()
-    try:
-        wait_for_progress(spark, lambda p: str(p["eventTime"].get("watermark")).startswith(
-            "2023-11-14T22:29:00"))  # t0 + 15 min  # fmt: skip
-        with EmbeddedChangeLog(log_dir) as log:
-            log.append(records([
-                ("e2", t0 + minute),  # late past the bound: dropped
-                ("e3", t0 + 18 * minute),  # late within the bound: counted
-                ("e0", t0),  # a resend late past the bound: dropped (and not a second e0)
-                ("e1", t0 + 20 * minute),  # a resend within the bound: the state drops it
-            ]))  # fmt: skip
-        wait_for_progress(spark, lambda p: "6" in str(p["sources"][0]["endOffset"]))
-    finally:
-        for query in spark.streams.active:
-            query.stop()
-        job.join(60)
-    ids = sorted(r["id"] for r in spark.read.format("delta").load(decisions_path(location)).collect())
-    assert ids == ["e0", "e1", "e3"]
+        log.append(records([(f"{a}{0:016x}", t0), (f"{a}{1:016x}", t0 + 20 * minute),
+                            (f"{b}{7:016x}", t0 + 20 * minute), ("x1", t0), ("x1", t0)]))  # fmt: skip
+    run_audit(spark, source, location, checkpoint, once=True)
+    with EmbeddedChangeLog(log_dir) as log:
+        log.append(records([
+            (f"{a}{0:016x}", t0),  # a resend, an hour behind the log's latest: dropped
+            (f"{a}{1:016x}", t0 + 20 * minute),  # a resend: dropped
+            (f"{a}{2:016x}", t0 + 80 * minute),
+            (f"{b}{8:016x}", t0 + 60 * minute),  # 20 minutes behind the event before it: counted
+            (f"{b}{8:016x}", t0 + 60 * minute),  # a resend in the same batch: dropped
+            ("x1", t0),  # another form, a batch later: nothing says it was sent before
+        ]))  # fmt: skip
+    run_audit(spark, source, location, checkpoint, once=True)
+    table = spark.read.format("delta").load(decisions_path(location))
+    ids = sorted((r["id"], r["auditOffset"]) for r in table.collect())
+    assert ids == [(f"{a}{0:016x}", 0), (f"{a}{1:016x}", 1), (f"{a}{2:016x}", 7),
+                   (f"{b}{7:016x}", 2), (f"{b}{8:016x}", 8), ("x1", 3), ("x1", 10)]  # fmt: skip
     minutes = minute_counts(spark, location).collect()
     assert sorted((int(r["minute"].timestamp() * 1000), r["decisions"]) for r in minutes) == [
-        (t0, 1), (t0 + 18 * minute, 1), (t0 + 20 * minute, 1)
+        (t0, 3), (t0 + 20 * minute, 2), (t0 + 60 * minute, 1), (t0 + 80 * minute, 1)
     ]
 
 
-def test_partial_counts_sum_per_key_and_last_denials_keep_the_later(spark: Any) -> None:
-    """Hand-worked: partial counts of one key from two batches, keys on one side only; last
-    denials of a pair on both sides (the later kept) and on one side only."""
-    from datetime import datetime, timedelta
+def test_partial_counts_sum_per_key(spark: Any) -> None:
+    """Hand-worked: partial counts of one key from two batches, keys on one side only."""
+    from datetime import datetime
 
     from jobs.audit.job import SCHEMAS
-    from jobs.audit.transform import merged_last_denied, summed_minutes
+    from jobs.audit.transform import summed_minutes
 
     m1, m2 = datetime(2026, 3, 1, 12, 0), datetime(2026, 3, 1, 12, 1)
     partials = spark.createDataFrame(
@@ -304,23 +258,6 @@ def test_partial_counts_sum_per_key_and_last_denials_keep_the_later(spark: Any) 
                  for r in summed_minutes(partials).collect())  # fmt: skip
     assert got == [(m1, "a", "DENIED", 5), (m1, "b", "DENIED", 1), (m1, "c", "ALLOWED", 1),
                    (m2, "a", "DENIED", 4)]  # fmt: skip
-    hour = timedelta(hours=1)
-    previous = spark.createDataFrame(
-        [("User:eve", "TOPIC", "a", m1), ("User:eve", "TOPIC", "b", m1 + hour),
-         ("User:bob", "TOPIC", "a", m1)],
-        SCHEMAS["last_denied"],
-    )  # fmt: skip
-    batch = spark.createDataFrame(
-        [("User:eve", "TOPIC", "a", m1 + hour), ("User:eve", "TOPIC", "b", m1),
-         ("User:ann", "GROUP", "a", m2)],
-        SCHEMAS["last_denied"],
-    )  # fmt: skip
-    merged = {(r["principal"], r["resourceType"], r["resourceName"]): r["lastDenied"]
-              for r in merged_last_denied(previous, batch).collect()}  # fmt: skip
-    assert merged == {
-        ("User:eve", "TOPIC", "a"): m1 + hour, ("User:eve", "TOPIC", "b"): m1 + hour,
-        ("User:bob", "TOPIC", "a"): m1, ("User:ann", "GROUP", "a"): m2,
-    }  # fmt: skip
 
 
 def test_the_tables_keep_statistics_of_the_columns_readers_filter_by(spark: Any, tmp_path: Path) -> None:
@@ -344,7 +281,11 @@ def test_a_failing_write_fails_the_batch_after_the_others_end(spark: Any, tmp_pa
     import shutil
     from datetime import datetime, timedelta
 
-    from jobs.audit.job import SCHEMAS, ensure_tables, table_id, write_batch
+    import pyarrow as pa
+
+    from jobs.audit.job import SEQUENCES, AuditWriter, ensure_tables
+    from jobs.audit.transform import DECISION_ARROW_SCHEMA
+    from jobs.streaming import BatchStates
 
     location = str(tmp_path / "table")
     ensure_tables(spark, location)
@@ -357,12 +298,14 @@ def test_a_failing_write_fails_the_batch_after_the_others_end(spark: Any, tmp_pa
          "LITERAL", decision.result.value, decision.rule.name, None, 3, i)
         for i, (principal, op, topic, decision) in enumerate(ASKED)
     ]  # fmt: skip
-    batch = spark.createDataFrame(rows, SCHEMAS["decisions"])
+    batch = pa.Table.from_pylist([dict(zip(DECISION_ARROW_SCHEMA.names, r, strict=True)) for r in rows],
+                                 schema=DECISION_ARROW_SCHEMA)  # fmt: skip
+    writer = AuditWriter(spark, location, BatchStates(spark, str(tmp_path / "cp" / SEQUENCES)), 7)
     with pytest.raises(Exception) as caught:
-        write_batch(spark, batch, location, table_id(location), 0, 7)
+        writer.write_rows(batch, 0)
     assert "minutes" in str(caught.value)
     written = spark.read.format("delta").load(decisions_path(location))
     assert sorted(r["id"] for r in written.collect()) == sorted(r[0] for r in rows)
     denied = {(p, t) for p, _, t, d in ASKED if d is DENIED}
-    last = spark.read.format("delta").load(table_path(location, "last_denied")).collect()
-    assert {(r["principal"], r["resourceName"]) for r in last} == denied
+    alerts = spark.read.format("delta").load(table_path(location, "alerts")).collect()
+    assert {(r["principal"], r["resourceName"]) for r in alerts} == denied

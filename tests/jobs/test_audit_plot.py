@@ -96,7 +96,9 @@ def test_nothing_to_draw_is_refused() -> None:
 
 @pytest.mark.spark
 def test_denials_counted_per_bucket_from_real_events(spark: Any, tmp_path: Path) -> None:
-    from jobs.audit.transform import decisions
+    import pyarrow as pa
+
+    from jobs.audit.transform import decision_rows
     from replicator.contract.audit_event import audit_event, encode_audit_event
     from store.acl import AclOperation, ResourceType
     from store.authorizer.decision import DEFAULT_DENY_DECISION, SUPER_USER_DECISION, Action
@@ -115,8 +117,9 @@ def test_denials_counted_per_bucket_from_real_events(spark: Any, tmp_path: Path)
             decision=DEFAULT_DENY_DECISION if denied else SUPER_USER_DECISION, offset=3,
         )  # fmt: skip
         records.append((f"e{i}".encode(), encode_audit_event(event), i, T0))
-    schema = "key BINARY, value BINARY, offset BIGINT, timestampMs BIGINT"
-    table = decisions(spark.createDataFrame(records, schema))
+    columns = ("key", "value", "offset", "timestampMs")
+    arrow = pa.Table.from_pylist([dict(zip(columns, r, strict=True)) for r in records])
+    table = spark.createDataFrame(decision_rows(arrow))
     got = [(r["startMs"], r["denials"]) for r in denial_counts(table, T0, HOUR).collect()]
     assert got == [(H0, 3), (H0 + HOUR, 1), (H0 + 3 * HOUR, 1)]
 

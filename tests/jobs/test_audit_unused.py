@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
-from jobs.audit.transform import decisions
+from jobs.audit.transform import decision_rows
 from jobs.audit.unused import LiveGrant, live_frame, unused_grants, unused_json
 from jobs.history.answers import HistoryEvent
 from replicator.contract.audit_event import audit_event, encode_audit_event
@@ -59,8 +60,9 @@ def test_live_allows_that_decided_nothing_in_the_window(spark: Any) -> None:
             host="10.0.0.1", action=Action(op, TOPIC, topic), decision=decision, offset=7,
         )  # fmt: skip
         records.append((f"e{i}".encode(), encode_audit_event(event), i, ms))
-    schema = "key BINARY, value BINARY, offset BIGINT, timestampMs BIGINT"
-    table = decisions(spark.createDataFrame(records, schema))
+    columns = ("key", "value", "offset", "timestampMs")
+    arrow = pa.Table.from_pylist([dict(zip(columns, r, strict=True)) for r in records])
+    table = spark.createDataFrame(decision_rows(arrow))
     grants = [
         LiveGrant(binding=b, granted_by=HistoryEvent(offset=i, time_ms=T0 - 90 * DAY + i, type="ACL_CREATED",
                                                      binding=b, actor="User:admin"))
