@@ -12,14 +12,12 @@ decisions, drops resent events and derives the rest.  Each micro-batch then writ
   several batches has a row per batch, and readers sum them (:func:`minute_counts`);
 * ``alerts``: the batch's new denials (:func:`jobs.audit.transform.new_denials`), appended,
   measured against the last denials as they stood before the batch;
-* ``last_denied``: the last denial of each principal on each resource, overwritten
-  (:func:`jobs.audit.transform.merged_last_denied`).
+* ``last_denied``: the last denial of each principal on each resource as it stood before a
+  batch, overwritten every :data:`SNAPSHOT_EVERY` batches (the driver carries the current one).
 
-The ``decisions`` and ``minutes`` appends depend on nothing but the batch, so they run beside
-the other two (:func:`jobs.streaming.in_thread`); ``alerts`` is written before ``last_denied``
-moves.  The batch ends when all four have ended, and fails with the first failure among them.
-Each table keeps file statistics only of the columns its readers filter by
-(:data:`STATS_COLUMNS`).
+All of a batch's writes run at the same time (:func:`jobs.streaming.in_thread`); the batch
+ends when all have ended, and fails with the first failure among them.  Each table keeps file
+statistics only of the columns its readers filter by (:data:`STATS_COLUMNS`).
 
 Resent events: an event's id is its spool's id and its sequence number in that spool, and a
 node's sender ships a spool in order, so a resend is an event whose spool the log already
@@ -31,22 +29,25 @@ scanned all of them each batch.)
 
 Exactly once: the checkpoint fixes each batch's offsets; every write carries Delta's
 idempotent-write pair (``txnAppId`` = this location's id, ``txnVersion`` = the batch id), so
-a batch replayed after a crash, however far it got, adds nothing twice.  Each batch's spools'
-numbers are saved beside the checkpoint once its writes have committed
-(:class:`jobs.streaming.BatchStates`), and a replay starts from the ones saved before it, so
-it keeps the same events.  ``alerts`` is written before ``last_denied`` moves: a replay finds
-``last_denied`` either as it was (and computes the same alerts) or moved (and then the alerts
-were committed already, so their write is skipped).
+a batch replayed after a crash, however far it got, adds nothing twice.  What a batch is
+measured against is what stood before it, whatever of it was committed: the spools' numbers
+are saved beside the checkpoint once a batch's writes have committed
+(:class:`jobs.streaming.BatchStates`) and a replay starts from the ones saved before it; the
+last denials are the ``last_denied`` snapshot (never newer than the batch) and the denials in
+``decisions`` after it and before the batch (:class:`AuditWriter`).  So a replay keeps the same
+events and finds the same new denials.  A checkpoint of the job before this one (which
+deduplicated with Spark's state) resumes where it stopped: its state is set aside
+(:func:`retire_dedup_state`) and the numbers are read from ``decisions``.
 
 Why the last denial is a Delta table and not Spark state: the window is days long (7 by
 default); a table keyed by principal and resource is as small as the number of pairs ever
-denied and survives restarts and a new checkpoint.  The driver carries it between batches
-(read at the run's first batch), so a batch does not read it back.
+denied and survives restarts.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
 from typing import Any, Final
 
 from jobs.audit.transform import (
@@ -58,6 +59,7 @@ from jobs.audit.transform import (
     merged_last_denied,
     minute_rows,
     new_denials,
+    reached_in,
 )
 from jobs.history.archive import LogSource
 from jobs.streaming import (
@@ -72,8 +74,10 @@ from jobs.streaming import (
 )
 
 DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
+_log = logging.getLogger("aclstore.audit")
 SEQUENCES: Final = "aclstore-audit-sequences"
 """The folder under the checkpoint that holds each batch's spools' sequence numbers."""
+RETIRED_STATE: Final = "state-before-sequence-dedup"
 SNAPSHOT_EVERY: Final = 10
 """``last_denied`` is rewritten every this many batches (:class:`AuditWriter`)."""
 _DECISIONS_DDL: Final = (
@@ -140,10 +144,28 @@ def run_audit(
 ) -> None:
     """Until stopped, or (``once``) until the audit log's end as the job starts."""
     ensure_tables(spark, location)
+    retire_dedup_state(spark, checkpoint)
     states = BatchStates(spark, f"{checkpoint.rstrip('/')}/{SEQUENCES}")
     writer = AuditWriter(spark, location, states, window_days)
     run_micro_batches(source.stream(spark, max_records_per_batch), writer, checkpoint=checkpoint,
                       name="aclstore_audit", once=once)  # fmt: skip
+
+
+def retire_dedup_state(spark: Any, checkpoint: str) -> None:
+    """Set aside the state of the query that the job before this one ran (Spark's
+    deduplication within a watermark) in ``checkpoint``, so the query resumes from its
+    committed offsets and batch ids with no stateful operator (Spark refuses a checkpoint
+    whose state names an operator the query no longer has).  The folder is renamed
+    ``state-before-sequence-dedup``, not removed.  The spools' numbers are then read from
+    ``decisions`` (:class:`AuditWriter`)."""
+    jvm = spark._jvm
+    state = jvm.org.apache.hadoop.fs.Path(f"{checkpoint.rstrip('/')}/state")
+    fs = state.getFileSystem(spark._jsc.hadoopConfiguration())
+    if fs.exists(state):
+        aside = jvm.org.apache.hadoop.fs.Path(f"{checkpoint.rstrip('/')}/{RETIRED_STATE}")
+        if not fs.rename(state, aside):
+            raise OSError(f"could not rename {state} to {aside}: move it aside by hand")
+        _log.warning("set aside the previous audit job's deduplication state: %s", aside)
 
 
 def minute_counts(spark: Any, location: str) -> Any:
@@ -170,6 +192,9 @@ class AuditWriter:
     holds a batch's own denials while that batch may be replayed.  At the run's first batch
     the last denials are that snapshot and the denials in ``decisions`` after it and before
     the batch's first row (a replayed batch's own rows, committed or not, are after that).
+    With no document saved (a new location, or one the job before this one wrote, which kept
+    ``last_denied`` whole after every batch), the numbers are read from the ids in
+    ``decisions`` before the batch's first record, and the last denials are the table's.
     """
 
     def __init__(self, spark: Any, location: str, states: BatchStates, window_days: int) -> None:
@@ -197,8 +222,15 @@ class AuditWriter:
         writes have ended."""
         if self.reached is None:
             saved = self.states.before(batch_id)
-            self.reached = {str(k): int(v) for k, v in (saved or {}).get("sequences", {}).items()}
-            self.snapshot_through = int(saved["snapshotThrough"]) if saved else -1
+            if saved is not None:
+                self.reached = {str(k): int(v) for k, v in saved["sequences"].items()}
+                self.snapshot_through = int(saved["snapshotThrough"])
+            else:  # a new location, or one the job before this one wrote
+                import pyarrow.compute as pc
+
+                first = pc.min(records["offset"]).as_py()
+                decisions = self.spark.read.format("delta").load(table_path(self.location, "decisions"))
+                self.reached = reached_in(decisions, first) if first is not None else {}
             self.recover = saved is not None
         rows, reached = first_sendings(decision_rows(records), self.reached)
         if rows.num_rows:

@@ -219,6 +219,19 @@ def first_sendings(rows: pa.Table, reached: Mapping[str, int]) -> tuple[pa.Table
     return rows.filter(pa.array(keep)), after
 
 
+def reached_in(decisions: Any, before: int) -> dict[str, int]:
+    """How far each spool got among the rows of the ``decisions`` table (a DataFrame) before
+    the audit offset ``before``: the highest sequence number of each spool's ids there, as
+    :func:`first_sendings` would have carried it."""
+    from pyspark.sql import functions as f
+
+    numbered = decisions.filter((f.col("auditOffset") < before) & f.col("id").rlike(_SPOOL_EVENT_ID))
+    spool = f.substring("id", 1, SPOOL_ID_LENGTH)
+    number = f.conv(f.substring("id", SPOOL_ID_LENGTH + 1, SPOOL_ID_LENGTH), 16, 10).cast("decimal(20,0)")
+    rows = numbered.groupBy(spool.alias("spool")).agg(f.max(number).alias("number")).collect()
+    return {str(r["spool"]): int(r["number"]) for r in rows}
+
+
 def minute_rows(rows: pa.Table) -> pa.Table:
     """Decisions per minute of event time (tumbling one-minute windows from the epoch,
     ``minute`` the window's start), principal, resource, operation and result."""

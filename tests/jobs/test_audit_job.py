@@ -238,6 +238,68 @@ def test_late_events_count_and_resends_of_any_age_do_not_across_a_restart(
     ]
 
 
+def _denials(ids: list[tuple[str, int]]) -> list[tuple[bytes, bytes]]:
+    """Records of denials of ``(event id, ms)``."""
+    from replicator.contract.audit_event import audit_event, encode_audit_event
+
+    out = []
+    for event_id, ms in ids:
+        event = audit_event(
+            event_id=event_id, source="aclstore://test", time_ns=ms * 1_000_000, principal="User:eve",
+            host="10.0.0.1", action=Action(READ, TOPIC, f"t-{event_id[-1]}"), decision=DENIED, offset=1,
+        )  # fmt: skip
+        out.append((event_id.encode(), encode_audit_event(event)))
+    return out
+
+
+def test_without_saved_numbers_the_spools_numbers_are_read_from_decisions(spark: Any, tmp_path: Path) -> None:
+    """The spools' saved numbers are gone (as after the job before this one): a second run
+    reads them from the ids in decisions, so resends stay dropped."""
+    import shutil
+
+    from jobs.audit.job import SEQUENCES
+
+    spool, t0 = "00000000000000cc", 1_700_000_040_000
+    log_dir, location, checkpoint = tmp_path / "audit", str(tmp_path / "table"), tmp_path / "cp"
+    source = LogSource.embedded(log_dir)
+    with EmbeddedChangeLog(log_dir) as log:
+        log.append(_denials([(f"{spool}{n:016x}", t0) for n in range(4)]))
+    run_audit(spark, source, location, str(checkpoint), once=True)
+    shutil.rmtree(checkpoint / SEQUENCES)
+    with EmbeddedChangeLog(log_dir) as log:
+        log.append(_denials([(f"{spool}{n:016x}", t0) for n in (2, 3, 4, 5)]))  # 2 and 3 resent
+    run_audit(spark, source, location, str(checkpoint), once=True)
+    ids = sorted(r["id"] for r in spark.read.format("delta").load(decisions_path(location)).collect())
+    assert ids == [f"{spool}{n:016x}" for n in range(6)]
+
+
+def test_a_checkpoint_of_the_job_before_resumes_where_it_stopped(spark: Any, tmp_path: Path) -> None:
+    """A checkpoint whose query deduplicated with Spark's state (as the job before this one
+    did) read the first 3 records; the job sets that state aside and goes on from record 3."""
+    from jobs.audit.job import RETIRED_STATE
+    from jobs.streaming import run_micro_batches
+
+    spool, t0 = "00000000000000dd", 1_700_000_040_000
+    log_dir, location, checkpoint = tmp_path / "audit", str(tmp_path / "table"), tmp_path / "cp"
+    source = LogSource.embedded(log_dir)
+    with EmbeddedChangeLog(log_dir) as log:
+        log.append(_denials([(f"{spool}{n:016x}", t0) for n in range(3)]))
+    from pyspark.sql import functions as f
+
+    before = (source.stream(spark, 1000).withColumn("t", f.timestamp_millis("timestampMs"))
+              .withWatermark("t", "10 minutes").dropDuplicatesWithinWatermark(["key"]))  # fmt: skip
+    run_micro_batches(before, lambda batch, batch_id: None, checkpoint=str(checkpoint), name="aclstore_audit",
+                      once=True)  # fmt: skip
+    assert (checkpoint / "state").is_dir()
+    with EmbeddedChangeLog(log_dir) as log:
+        log.append(_denials([(f"{spool}{n:016x}", t0) for n in (3, 4)]))
+    run_audit(spark, source, location, str(checkpoint), once=True)
+    assert (checkpoint / RETIRED_STATE).is_dir() and not (checkpoint / "state").exists()
+    rows = spark.read.format("delta").load(decisions_path(location)).collect()
+    expected = [(f"{spool}{3:016x}", 3), (f"{spool}{4:016x}", 4)]
+    assert sorted((r["id"], r["auditOffset"]) for r in rows) == expected
+
+
 def test_partial_counts_sum_per_key(spark: Any) -> None:
     """Hand-worked: partial counts of one key from two batches, keys on one side only."""
     from datetime import datetime
