@@ -57,7 +57,8 @@ def test_a_streaming_job_compiles_for_a_long_run_and_a_question_for_a_short_one(
     question = session_settings("local[2]")[option].split()
     stream = session_settings("local[2]", streaming=True)[option].split()
     assert question == ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m"]
-    assert stream == ["-XX:ReservedCodeCacheSize=256m"]  # both compilers, the same room
+    # Both compilers, the same room, and the throughput collector.
+    assert stream == ["-XX:ReservedCodeCacheSize=256m", "-XX:+UseParallelGC"]
     # A cluster's JVMs are the cluster's to configure; a given option wins everywhere.
     assert option not in session_settings("spark://127.0.0.1:7077", streaming=True)
     assert session_settings("local[2]", {option: "-Xss4m"}, streaming=True)[option] == "-Xss4m"
