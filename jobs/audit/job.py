@@ -192,9 +192,9 @@ class AuditWriter:
     holds a batch's own denials while that batch may be replayed.  At the run's first batch
     the last denials are that snapshot and the denials in ``decisions`` after it and before
     the batch's first row (a replayed batch's own rows, committed or not, are after that).
-    With no document saved (a new location, or one the job before this one wrote, which kept
-    ``last_denied`` whole after every batch), the numbers are read from the ids in
-    ``decisions`` before the batch's first record, and the last denials are the table's.
+    With no document saved (a new location, or one the job before this one wrote), the numbers
+    are read from the ids in ``decisions`` before the batch's first record, and the last
+    denials from all of its denials before the batch's first row and the table.
     """
 
     def __init__(self, spark: Any, location: str, states: BatchStates, window_days: int) -> None:
@@ -205,7 +205,6 @@ class AuditWriter:
         self.window_days = window_days
         self.reached: dict[str, int] | None = None
         self.snapshot_through = -1
-        self.recover = False
         self.last_denied: Any = None
 
     def __call__(self, batch: Any, batch_id: int) -> None:
@@ -220,22 +219,20 @@ class AuditWriter:
         """One micro-batch's ``records`` (Arrow, the log sources' columns, in offset order)
         into the tables, each at most once per ``batch_id``; the first failure, once all
         writes have ended."""
+        import pyarrow.compute as pc
+
         if self.reached is None:
             saved = self.states.before(batch_id)
             if saved is not None:
                 self.reached = {str(k): int(v) for k, v in saved["sequences"].items()}
                 self.snapshot_through = int(saved["snapshotThrough"])
             else:  # a new location, or one the job before this one wrote
-                import pyarrow.compute as pc
-
                 first = pc.min(records["offset"]).as_py()
                 decisions = self.spark.read.format("delta").load(table_path(self.location, "decisions"))
                 self.reached = reached_in(decisions, first) if first is not None else {}
-            self.recover = saved is not None
         rows, reached = first_sendings(decision_rows(records), self.reached)
         if rows.num_rows:
             self.write_rows(rows, batch_id)
-        if rows.num_rows or reached != self.reached:
             self.states.save(batch_id, {"sequences": reached, "snapshotThrough": self.snapshot_through})
             self.reached = reached
 
@@ -248,6 +245,7 @@ class AuditWriter:
         first_row = int(pc.min(rows["auditOffset"]).as_py())
         if self.last_denied is None:
             self.last_denied = self.read_last_denied(first_row)
+
         def append(table: Any, name: str) -> Running:
             return in_thread(idempotent_write, arrow_frame(spark, table), table_path(location, name), app_id,
                              batch_id)  # fmt: skip
@@ -269,14 +267,13 @@ class AuditWriter:
         self.snapshot_through = snapshot_through
 
     def read_last_denied(self, before: int) -> Any:
-        """The last denials before the audit offset ``before``: the ``last_denied`` snapshot,
-        and (when a batch saved what it reflects) the denials in ``decisions`` after it."""
+        """The last denials before the audit offset ``before``: the ``last_denied`` snapshot
+        and the denials in ``decisions`` after what it reflects (all of them when no batch
+        saved that: the later of two denials of a pair is the same whichever came twice)."""
         from pyspark.sql import functions as f
 
         table = self.spark.read.format("delta").load(table_path(self.location, "last_denied"))
         snapshot = table.select(*LAST_DENIED_SCHEMA.names).toArrow().cast(LAST_DENIED_SCHEMA)
-        if not self.recover:
-            return snapshot
         decisions = self.spark.read.format("delta").load(table_path(self.location, "decisions"))
         offset = f.col("auditOffset")
         later = decisions.filter((offset > self.snapshot_through) & (offset < before)

@@ -254,7 +254,8 @@ def _denials(ids: list[tuple[str, int]]) -> list[tuple[bytes, bytes]]:
 
 def test_without_saved_numbers_the_spools_numbers_are_read_from_decisions(spark: Any, tmp_path: Path) -> None:
     """The spools' saved numbers are gone (as after the job before this one): a second run
-    reads them from the ids in decisions, so resends stay dropped."""
+    reads them from the ids in decisions, so resends stay dropped, and the last denials from
+    the denials there, so a denial of a pair alerted before is not new."""
     import shutil
 
     from jobs.audit.job import SEQUENCES
@@ -267,10 +268,13 @@ def test_without_saved_numbers_the_spools_numbers_are_read_from_decisions(spark:
     run_audit(spark, source, location, str(checkpoint), once=True)
     shutil.rmtree(checkpoint / SEQUENCES)
     with EmbeddedChangeLog(log_dir) as log:
-        log.append(_denials([(f"{spool}{n:016x}", t0) for n in (2, 3, 4, 5)]))  # 2 and 3 resent
+        # 2 and 3 resent; 16 (its id ends in 0) on the resource of 0, a minute later
+        log.append(_denials([(f"{spool}{n:016x}", t0 + 60_000 * (n == 16)) for n in (2, 3, 4, 5, 16)]))
     run_audit(spark, source, location, str(checkpoint), once=True)
     ids = sorted(r["id"] for r in spark.read.format("delta").load(decisions_path(location)).collect())
-    assert ids == [f"{spool}{n:016x}" for n in range(6)]
+    assert ids == [f"{spool}{n:016x}" for n in (0, 1, 2, 3, 4, 5, 16)]
+    alerts = spark.read.format("delta").load(table_path(location, "alerts")).collect()
+    assert sorted(r["id"] for r in alerts) == [f"{spool}{n:016x}" for n in range(6)]
 
 
 def test_a_checkpoint_of_the_job_before_resumes_where_it_stopped(spark: Any, tmp_path: Path) -> None:
