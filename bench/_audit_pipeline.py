@@ -4,7 +4,7 @@ What is measured: a producer thread appends audit events (CloudEvents as the nod
 writes them, numbered as one spool numbers them: half denials, 1,000 principals, 1,000 topics,
 event time = now) to an embedded audit log at a fixed rate, in appends every 0.1 s; the job
 (:func:`jobs.audit.job.run_audit`, running, trigger every second, in this process's local[2]
-Spark: a streaming job's session) parses, dedups and writes the four Delta tables each
+Spark: a streaming job's session) parses, drops resends and writes the Delta tables each
 micro-batch. The delay of an append is from its wall-clock time to the end of the first
 micro-batch that covered its offset (the batch's start plus its duration in the query's
 progress: the per-minute table has been committed by then). Rates are tried in increasing
