@@ -11,6 +11,7 @@ a batch may run them side by side (:func:`in_thread`, :func:`wait_all`)."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from collections.abc import Callable, Iterator
@@ -72,6 +73,12 @@ def idempotent_merge(spark: Any, app_id: str, batch_id: int) -> AbstractContextM
     return session_conf(spark, {_TXN_APP_ID: app_id, _TXN_VERSION: str(batch_id)})
 
 
+def hadoop_path(spark: Any, uri: str) -> tuple[Any, Any]:
+    """``uri``'s Hadoop file system and path (JVM objects): a checkpoint's files, on any URI."""
+    path = spark._jvm.org.apache.hadoop.fs.Path(uri)
+    return path.getFileSystem(spark._jsc.hadoopConfiguration()), path
+
+
 class BatchStates:
     """A small JSON document per micro-batch in a folder (beside a query's checkpoint), read
     and written through Hadoop's file systems, so any checkpoint URI serves.
@@ -83,11 +90,9 @@ class BatchStates:
     KEEP: Final = 10
 
     def __init__(self, spark: Any, folder: str) -> None:
-        jvm = spark._jvm
-        self._new_path = jvm.org.apache.hadoop.fs.Path
-        self._read_all = jvm.org.apache.commons.io.IOUtils.toByteArray
-        self._folder = self._new_path(folder)
-        self._fs = self._folder.getFileSystem(spark._jsc.hadoopConfiguration())
+        self._fs, self._folder = hadoop_path(spark, folder)
+        self._new_path = spark._jvm.org.apache.hadoop.fs.Path
+        self._read_all = spark._jvm.org.apache.commons.io.IOUtils.toByteArray
 
     def _path(self, name: str) -> Any:
         return self._new_path(self._folder, name)
@@ -132,7 +137,7 @@ def run_micro_batches(
     """Run ``each_batch`` over the streaming ``frame`` until stopped, or (``once``) until the
     source's end as the query starts (trigger ``availableNow``).  A failing batch ends it with
     the batch's own exception (a job's typed stop, say), raised from Spark's report of the
-    failed query."""
+    failed query.  Python's cyclic collector runs after each batch."""
     raised: list[BaseException] = []
 
     def batch_reporting_failure(batch: Any, batch_id: int) -> None:
@@ -141,6 +146,11 @@ def run_micro_batches(
         except BaseException as exc:
             raised.append(exc)
             raise
+        finally:
+            # A batch's DataFrames hold its rows in the driver's JVM until Python frees them, and
+            # PySpark's objects sit in reference cycles: unless collected now, batches of rows
+            # pile up there (a 10,000,000-event archive ran a 2 GB local driver out of heap).
+            gc.collect()
 
     writer = (
         frame.writeStream.foreachBatch(batch_reporting_failure)

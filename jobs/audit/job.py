@@ -46,7 +46,6 @@ denied and survives restarts.
 
 from __future__ import annotations
 
-import gc
 import logging
 from typing import Any, Final
 
@@ -66,6 +65,7 @@ from jobs.streaming import (
     BatchStates,
     Running,
     arrow_frame,
+    hadoop_path,
     idempotent_write,
     in_thread,
     run_micro_batches,
@@ -158,11 +158,9 @@ def retire_dedup_state(spark: Any, checkpoint: str) -> None:
     whose state names an operator the query no longer has).  The folder is renamed
     ``state-before-sequence-dedup``, not removed.  The spools' numbers are then read from
     ``decisions`` (:class:`AuditWriter`)."""
-    jvm = spark._jvm
-    state = jvm.org.apache.hadoop.fs.Path(f"{checkpoint.rstrip('/')}/state")
-    fs = state.getFileSystem(spark._jsc.hadoopConfiguration())
+    fs, state = hadoop_path(spark, f"{checkpoint.rstrip('/')}/state")
     if fs.exists(state):
-        aside = jvm.org.apache.hadoop.fs.Path(f"{checkpoint.rstrip('/')}/{RETIRED_STATE}")
+        _, aside = hadoop_path(spark, f"{checkpoint.rstrip('/')}/{RETIRED_STATE}")
         if not fs.rename(state, aside):
             raise OSError(f"could not rename {state} to {aside}: move it aside by hand")
         _log.warning("set aside the previous audit job's deduplication state: %s", aside)
@@ -208,12 +206,7 @@ class AuditWriter:
         self.last_denied: Any = None
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        try:
-            self.write(batch.toArrow(), batch_id)
-        finally:
-            # The batch's DataFrames hold its rows in the driver's JVM until Python frees them,
-            # and PySpark's objects sit in reference cycles (as in the history archive).
-            gc.collect()
+        self.write(batch.toArrow(), batch_id)
 
     def write(self, records: Any, batch_id: int) -> None:
         """One micro-batch's ``records`` (Arrow, the log sources' columns, in offset order)

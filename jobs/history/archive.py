@@ -20,7 +20,6 @@ batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names 
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,13 +205,7 @@ class Archiver:
             at = int(first["offset"])
             stop = ArchiveStoppedError(stop_message(at, first["error"]), offset=at)
             decoded = decoded.filter(pc.less(decoded.column("offset"), at))
-        try:
-            self.write(decoded.drop_columns(["error"]), batch_id)
-        finally:
-            # The batch's DataFrames hold its rows in the driver's JVM until Python frees them,
-            # and PySpark's objects sit in reference cycles: unless collected now, batches of
-            # rows pile up there (a 10,000,000-event archive ran a 2 GB local driver out of heap).
-            gc.collect()
+        self.write(decoded.drop_columns(["error"]), batch_id)
         if stop is not None:
             raise stop
 
