@@ -275,9 +275,15 @@ class AclBinding:
     entry: AccessControlEntry
     _hash: int = field(init=False, repr=False, compare=False)
     """The hash of the (already hashed) pattern and entry, computed once."""
+    _mark: int = field(init=False, repr=False, compare=False)
+    """Scratch state of whoever holds this very object, never part of the value (not compared,
+    hashed, pickled or copied; 0 on a new object): the audit emitter keeps in it the usage
+    period in which it last wrote this binding's use, a check on an object the request has
+    just used, where a set of object ids costs a cache miss or two per decision."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash((self.pattern, self.entry)))
+        object.__setattr__(self, "_mark", 0)
 
     def __hash__(self) -> int:
         return self._hash

@@ -24,6 +24,7 @@ shipped; past that, new events are dropped and *counted* (``aclstore_audit_dropp
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -48,6 +49,9 @@ from store.authorizer import ALLOWED, DENIED, Action, Decision
 
 _RESULT: Final = attrgetter("result")
 _BINDING: Final = attrgetter("binding")
+_MARK: Final = attrgetter("_mark")
+_PERIODS: Final = itertools.count(1)
+"""Usage period numbers, unique in the process (AclBinding._mark)."""
 _DENY: Final = AclPermissionType.DENY
 
 SPOOL_DIR: Final = "audit-spool"
@@ -86,9 +90,6 @@ class AuditSettings:
     usage_period_s: float = 3600.0
     """Each binding that decides an ALLOWED request is emitted at least once per period of this
     length, sampled or not (0: the sample alone)."""
-    usage_max_bindings: int = 1_000_000
-    """Bound of the bindings remembered as emitted in the current period; past it the period
-    starts over (so some are emitted once more, none is missed)."""
     buffer_max_events: int = 1_000_000
     """Bound of the spool's backlog (events written, not yet shipped); past it, events are
     dropped and counted."""
@@ -112,8 +113,8 @@ class AuditSettings:
         for name in ("buffer_max_events", "batch_events", "segment_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.usage_period_s < 0 or self.usage_max_bindings < 1:
-            raise ValueError("usage_period_s must be >= 0 and usage_max_bindings >= 1")
+        if self.usage_period_s < 0:
+            raise ValueError(f"usage_period_s must be >= 0, got {self.usage_period_s}")
         if self.sink_timeout_s <= 0 or self.retry_backoff_s <= 0 or self.linger_s < 0:
             raise ValueError("sink_timeout_s and retry_backoff_s must be > 0, linger_s >= 0")
 
@@ -198,11 +199,12 @@ class AuditEmitter:
         self._closing = threading.Event()
         self._rate = s.allow_sample_rate
         self._random = random.random
-        # The bindings whose use this period was emitted, by object id (a cheap key on the
-        # request path); the dict keeps each object alive so that its id is not reused.  The
-        # replica hands out the same object for a binding while it is cached, and another
-        # object for the same binding only costs one more event.
-        self._used: dict[int, object] = {id(None): None}
+        # Each binding object whose use this period was written carries the period's number
+        # (AclBinding._mark; numbers are unique in the process, so two emitters sharing an
+        # object only cost each other events, never miss one).  The replica hands out the
+        # same object for a binding while it is cached, and another object for the same
+        # binding only costs one more event.
+        self._period = 0
         self._fragments = DecisionFragments()
         self._log_unsampled = math.log(1.0 - self._rate) if self._rate < 1.0 else -math.inf
         self._skip = self._gap() if self._rate > 0.0 else 0
@@ -253,33 +255,35 @@ class AuditEmitter:
         """The positions of the decisions to write, in order: every denial, each binding's
         first ALLOWED decision of the usage period, and the sample of the allows.
 
-        Done with whole-list operations (``count``, ``index``, a set difference) rather than a
-        step per decision: most of a request's decisions are allows of bindings already used
-        this period, and those cost nothing here unless sampled.  The sample is a Bernoulli
-        process over all positions (the gaps between sampled positions are geometric, carried
-        from one request to the next); a sampled denial or first use is written once."""
+        Done with whole-list operations (``count``, ``index``, ``map`` over the bindings'
+        period numbers) rather than a step per decision: most of a request's decisions are
+        allows of bindings already used this period, and those cost nothing here unless
+        sampled.  The sample is a Bernoulli process over all positions (the gaps between
+        sampled positions are geometric, carried from one request to the next); a sampled
+        denial or first use is written once."""
         n = len(decisions)
         results = list(map(_RESULT, decisions))
         picked = []
-        at = 0
-        for _ in range(n - results.count(ALLOWED)):
-            at = results.index(DENIED, at)
-            picked.append(at)
-            at += 1
-        used = self._used_this_period()
-        if used is not None:
-            bindings = list(map(_BINDING, decisions))
-            fresh = set(map(id, bindings)).difference(used)
-            if fresh:  # the first use of a binding this period (or a DENY binding's first)
-                for i, binding in enumerate(bindings):
-                    key = id(binding)
-                    if key in fresh:
-                        fresh.discard(key)
-                        if results[i] is ALLOWED:
-                            used[key] = binding
-                            picked.append(i)
-                        elif binding is not None and binding.permission_type is _DENY:
-                            used[key] = binding  # never allows: no need to look again
+        denied = n - results.count(ALLOWED)
+        if denied:
+            at = 0
+            for _ in range(denied):
+                at = results.index(DENIED, at)
+                picked.append(at)
+                at += 1
+        period = self._usage_period()
+        if period:
+            marks = list(map(_MARK, filter(None, map(_BINDING, decisions))))
+            if marks.count(period) != len(marks):  # a binding's first use this period
+                for i, binding in enumerate(map(_BINDING, decisions)):
+                    if binding is None or binding._mark == period:
+                        continue
+                    if results[i] is ALLOWED:
+                        picked.append(i)
+                    elif binding.permission_type is not _DENY:
+                        continue  # not a use (a denial names only DENY bindings)
+                    # A DENY binding never allows: marked so as not to look at it again.
+                    object.__setattr__(binding, "_mark", period)
         if self._rate > 0.0:
             skip = self._skip
             while skip < n:
@@ -294,17 +298,17 @@ class AuditEmitter:
             return 0
         return int(math.log(1.0 - self._random()) / self._log_unsampled)
 
-    def _used_this_period(self) -> dict[int, object] | None:
-        """The bindings emitted this period (a new period once it ended or the bound is hit);
-        None when usage is not tracked."""
-        period = self.settings.usage_period_s
-        if period <= 0.0:
-            return None
+    def _usage_period(self) -> int:
+        """This usage period's number (a new one once the period ended); 0 when usage is not
+        tracked."""
+        length = self.settings.usage_period_s
+        if length <= 0.0:
+            return 0
         now = time.monotonic()
-        if now >= self._usage_period_end or len(self._used) >= self.settings.usage_max_bindings:
-            self._used = {id(None): None}
-            self._usage_period_end = now + period
-        return self._used
+        if now >= self._usage_period_end or not self._period:
+            self._period = next(_PERIODS)
+            self._usage_period_end = now + length
+        return self._period
 
     # --- figures -------------------------------------------------------------------------------
 
