@@ -19,7 +19,7 @@ from typing import Any, Final
 from replicator.contract.answers import reason_json
 from replicator.contract.bindings import RESOURCE_NAME
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
-from store.authorizer import Action, Decision, DecisionRule
+from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
 
 EVENT_TYPE: Final = "io.aclstore.authorization.decision.v1"
 SPEC_VERSION: Final = "1.0"
@@ -89,31 +89,36 @@ def decision_names(action: Action, decision: Decision) -> list[Any]:
     ]  # fmt: skip
 
 
-class DecisionFragments:
-    """A decision straight to its *fragment*: the text of the event's ``data`` fields that
-    differ from one decision of a request to the next, from ``"operation"`` to ``"reason"``::
+ITEM_SEPARATOR: Final = "\x1f"
+"""Between the parts of a spool item (:class:`DecisionItems`): JSON text as it is written here
+(ASCII, control characters escaped) never holds it raw."""
 
-        "operation":"READ","resourceType":"TOPIC","resourceName":"t","patternType":"LITERAL",
-        "result":"DENIED","reason":{...}
 
-    For the request path: the spool keeps fragments, so the sender only puts ids and what the
-    request's events share around them (:meth:`AuditEventEncoder.encode_fragments`).  Each
-    reason is made once per rule, and once per binding object for the reasons that name a
-    binding (the replica hands out the same object for a binding while it is cached).  Safe to
-    share between threads: the cache only ever holds whole entries, and an entry is used only
-    for the very object it was made from.  The text is ASCII JSON (a tab or newline in a name
-    is escaped), so a raw tab or newline never occurs in it."""
+class DecisionItems:
+    """A decision straight to its spool *item*: the parts of its event that differ from one
+    decision of a request to the next, joined by :data:`ITEM_SEPARATOR` (shown as ``|``)::
+
+        READ|TOPIC|LITERAL|DENIED|RESOURCE_HAS_ACLS|"t"
+
+    the operation, resource type, pattern type and result by name, the reason by its rule's
+    name or, when it names a binding, as its JSON object, then the resource name as a JSON
+    string.  For the request path: a few dozen bytes where the event's JSON fields take a few
+    hundred, so less to copy, check and write before the answer; the sender makes the JSON
+    (:meth:`AuditEventEncoder.fragment_of_item`).  A reason that names a binding is made once
+    per binding object (the replica hands out the same object for a binding while it is
+    cached).  Safe to share between threads: the cache only ever holds whole entries, and an
+    entry is used only for the very object it was made from.  The text is ASCII without raw
+    control characters, so it holds no tab or newline either."""
 
     _MAX_BINDINGS: Final = 100_000
 
     def __init__(self) -> None:
         self._bindings: dict[int, tuple[AclBinding, DecisionRule, str]] = {}
-        self._rules = {id(rule): _reason_json(rule.name, None) for rule in DecisionRule}
 
     def __call__(self, action: Action, decision: Decision) -> str:
         b = decision.binding
         if b is None:
-            reason = self._rules[id(decision.rule)]
+            reason = decision.rule._name_
         else:
             hit = self._bindings.get(id(b))
             if hit is not None and hit[0] is b and hit[1] is decision.rule:
@@ -126,11 +131,9 @@ class DecisionFragments:
         # Enum names are ASCII identifiers: only the resource name needs escaping.  A member's
         # ``_name_`` is a plain attribute (``name`` is a descriptor, several times slower).
         return (
-            f'"operation":"{action.operation._name_}",'
-            f'"resourceType":"{action.resource_type._name_}",'
-            f'"{RESOURCE_NAME}":{_json_string(action.name)},'
-            f'"patternType":"{action.pattern_type._name_}",'
-            f'"result":"{decision.result._name_}","reason":{reason}'
+            f"{action.operation._name_}\x1f{action.resource_type._name_}\x1f"
+            f"{action.pattern_type._name_}\x1f{decision.result._name_}\x1f{reason}\x1f"
+            f"{_json_string(action.name)}"
         )
 
 
@@ -165,7 +168,7 @@ class AuditEventEncoder:
 
     The audit sender's loop: no dict per event, the JSON of what a request's events share
     (source, time, principal, host, offset) made once, each event a join of byte strings
-    around its fragment (:class:`DecisionFragments`).  Strings are escaped as
+    around its fragment (:meth:`fragment_of_item`).  Strings are escaped as
     :func:`json.dumps` escapes them (ASCII only).
     """
 
@@ -174,6 +177,7 @@ class AuditEventEncoder:
     def __init__(self, source: str) -> None:
         self._source = _json_string(source)
         self._reasons: dict[tuple[str, tuple[str, ...] | None], str] = {}
+        self._rule_reasons = {r.name.encode(): _reason_json(r.name, None).encode() for r in DecisionRule}
 
     def encode(
         self,
@@ -218,9 +222,31 @@ class AuditEventEncoder:
             for event_id, fragment in zip(event_ids, fragments, strict=True)
         ]
 
+    def fragment_of_item(self, item: bytes) -> bytes:
+        """A spool item (:class:`DecisionItems`) to its *fragment*: the event's ``data`` fields
+        from ``"operation"`` to ``"reason"`` as :func:`encode_audit_event` writes them.  Raises
+        ValueError for an item of other parts."""
+        op, rt, pt, result, reason, name = item.split(b"\x1f")
+        if not reason.startswith(b"{"):
+            reason = self._rule_reasons[reason]
+        if not (op in _OPERATION_NAMES and rt in _RESOURCE_TYPE_NAMES and pt in _PATTERN_TYPE_NAMES
+                and result in _RESULT_NAMES and name.startswith(b'"')):  # fmt: skip
+            raise ValueError(f"an audit spool item of unknown names: {item[:80]!r}")
+        return (
+            b'"operation":"%s","resourceType":"%s","%s":%s,"patternType":"%s","result":"%s",'
+            b'"reason":%s' % (op, rt, _RESOURCE_NAME_KEY, name, pt, result, reason)
+        )
+
+    def item(self, names: Sequence[Any]) -> str:
+        """A decision as names (:func:`decision_names`, or as JSON gives them back) to its
+        spool item (as :class:`DecisionItems` makes it of the decision)."""
+        op, rt, name, pt, result, rule, binding = names
+        reason = rule if binding is None else self._reason(rule, binding)
+        return f"{op}\x1f{rt}\x1f{pt}\x1f{result}\x1f{reason}\x1f{_json_string(name)}"
+
     def fragment(self, names: Sequence[Any]) -> str:
-        """A decision as names (:func:`decision_names`, or as JSON gives them back) to the text
-        :class:`DecisionFragments` makes of it."""
+        """A decision as names (:func:`decision_names`, or as JSON gives them back) to its
+        fragment (as :meth:`fragment_of_item` makes it of the decision's item)."""
         op, rt, name, pt, result, rule, binding = names
         return (
             f'"operation":"{op}","resourceType":"{rt}","{RESOURCE_NAME}":{_json_string(name)},'
@@ -237,6 +263,11 @@ class AuditEventEncoder:
         return text
 
 
+_OPERATION_NAMES: Final = frozenset(m.name.encode() for m in AclOperation)
+_RESOURCE_TYPE_NAMES: Final = frozenset(m.name.encode() for m in ResourceType)
+_PATTERN_TYPE_NAMES: Final = frozenset(m.name.encode() for m in PatternType)
+_RESULT_NAMES: Final = frozenset(m.name.encode() for m in AuthorizationResult)
+_RESOURCE_NAME_KEY: Final = RESOURCE_NAME.encode()
 _BINDING_FIELDS: Final = (
     "resourceType", RESOURCE_NAME, "patternType", "principal", "host", "operation",
     "permissionType",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import zlib
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -347,8 +348,9 @@ def test_events_left_in_an_earlier_versions_sqlite_buffer_are_shipped_first(tmp_
 
 
 def test_spool_lines_an_earlier_version_wrote_ship_as_the_same_events(tmp_path: Path) -> None:
-    """Version 1 of the spool line (compact JSON of the decisions as names), as the previous
-    release wrote it: upcast on read, each event the bytes the event dict encodes to."""
+    """Version 1 of the spool line (compact JSON of the decisions as names) and version 2 (each
+    decision's event fields as JSON, tab-separated after a CRC), as earlier releases wrote
+    them: read as they are, each event the bytes the event dict encodes to."""
     from replicator.contract.audit_event import audit_event, decision_names, encode_audit_event
     from replicator.server.audit.spool import ID_FILE, segment_name
 
@@ -362,9 +364,22 @@ def test_spool_lines_an_earlier_version_wrote_ship_as_the_same_events(tmp_path: 
         (0, [1_700_000_000_000_001_000, "User:\u00e9ve", "10.0.0.9", 7, [decision_names(*cases[0])]]),
         (1, [1_700_000_000_000_002_000, 'User:"x"', "::1", 8, [decision_names(*c) for c in cases]]),
     ]  # fmt: skip
+    v2 = (3, [1_700_000_000_000_003_000, "User:\u00e9ve", "10.0.0.9", 9, []])
+    fragments = []
+    for action, decision in cases:
+        data = audit_event(
+            event_id="x", source="s", time_ns=0, principal="p", host="h", action=action,
+            decision=decision, offset=0,
+        )["data"]  # fmt: skip
+        fields = {k: v for k, v in data.items() if k not in ("principal", "host", "offset")}
+        fragments.append(json.dumps(fields, separators=(",", ":"))[1:-1])
+    time_ns, principal, host, offset, _ = v2[1]
+    rest = "\t".join([str(time_ns), json.dumps(principal), json.dumps(host), str(offset), *fragments])
+    v2_body = b"v2\t%08x\t%s" % (zlib.crc32(rest.encode()), rest.encode())
     (spool_dir / segment_name(0)).write_bytes(b"".join(
-        b"%d %d %s\n" % (seq, len(body[4]), json.dumps(body, separators=(",", ":")).encode())
-        for seq, body in lines
+        [b"%d %d %s\n" % (seq, len(body[4]), json.dumps(body, separators=(",", ":")).encode())
+         for seq, body in lines]
+        + [b"3 2 %s\n" % v2_body]
     ))  # fmt: skip
     sink = EmbeddedChangeLog(tmp_path / "sink")
     emitter = AuditEmitter(sink, spool_dir, AuditSettings(source="aclstore://n"))
@@ -374,7 +389,7 @@ def test_spool_lines_an_earlier_version_wrote_ship_as_the_same_events(tmp_path: 
     sink.close()
     expected = []
     for seq, (time_ns, principal, host, offset, _), pairs in (
-        (0, lines[0][1], cases[:1]), (1, lines[1][1], cases),
+        (0, lines[0][1], cases[:1]), (1, lines[1][1], cases), (3, v2[1], cases),
     ):  # fmt: skip
         for i, (action, decision) in enumerate(pairs):
             event_id = f"00112233445566ff{seq + i:016x}"
@@ -391,13 +406,13 @@ def test_a_spool_line_changed_on_disk_is_skipped_not_shipped(tmp_path: Path) -> 
     """The sender does not parse a line's JSON, so its CRC is what keeps a changed line (same
     number of decisions, one name's byte altered) out of the audit log: the line is counted
     as corrupt and skipped, the intact line beside it ships."""
-    from replicator.contract.audit_event import DecisionFragments
+    from replicator.contract.audit_event import DecisionItems
     from replicator.server.audit.spool import ID_FILE, segment_name
 
     spool_dir = tmp_path / "spool"
     spool_dir.mkdir()
     (spool_dir / ID_FILE).write_text("00112233445566ff\n")
-    fragment = DecisionFragments()
+    fragment = DecisionItems()
     bodies = [
         emitter_module._body(
             emitter_module._head(1_700_000_000_000_000_000 + seq, "User:bob", "10.0.0.1", 5),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sidecar_support import Raw, action_json, start_node, wait_until
 
-from replicator.contract.audit_event import DecisionFragments
+from replicator.contract.audit_event import DecisionItems
 from replicator.server.audit import AuditSettings, Spool
 from replicator.server.audit import emitter as emitter_module
 from replicator.server.audit.sender import Sender
@@ -137,7 +137,7 @@ class _WriterStillWriting:
 
 
 def emitter_line(spool: Spool, name: str, decisions: list[Decision]) -> None:
-    fragment = DecisionFragments()(Action(READ, TOPIC, name), decisions[0])
+    fragment = DecisionItems()(Action(READ, TOPIC, name), decisions[0])
     body = emitter_module._body(emitter_module._head(1, "User:a", "h", 0), [fragment])
     spool.append(1, body, lambda _: body)
 

@@ -22,7 +22,7 @@ from replicator.contract.audit_event import (
     EVENT_TYPE,
     SCHEMA_FILE,
     AuditEventEncoder,
-    DecisionFragments,
+    DecisionItems,
     audit_event,
     audit_event_schema,
     decision_names,
@@ -286,9 +286,10 @@ def test_the_fast_audit_encoder_writes_the_bytes_of_the_event_dict() -> None:
         ]
         assert fast == slow
     assert json.loads(fast[2])["data"]["reason"]["binding"]["resourceName"] == 'caf\u00e9 "x"\\'
-    # The request path writes each decision's fragment: the event's data fields from
-    # "operation" to "reason" as json.dumps gives them (the reasons made once, so twice).
-    as_fragment = DecisionFragments()
+    # The request path writes each decision's item, which the sender makes the event's data
+    # fields from "operation" to "reason" of: as json.dumps gives them (the reasons made once,
+    # so twice).  An item made of the decision's names (an old spool's) is the same item.
+    as_item = DecisionItems()
     for _ in range(2):
         for action, decision in cases:
             data = audit_event(
@@ -298,5 +299,13 @@ def test_the_fast_audit_encoder_writes_the_bytes_of_the_event_dict() -> None:
             shared = ("principal", "host", "offset")
             expected = json.dumps({k: v for k, v in data.items() if k not in shared},
                                   separators=(",", ":"))  # fmt: skip
-            assert as_fragment(action, decision) == expected[1:-1]
+            item = as_item(action, decision)
+            assert encoder.fragment_of_item(item.encode()) == expected[1:-1].encode()
+            assert encoder.item(json.loads(json.dumps(decision_names(action, decision)))) == item
+            assert item.isascii() and all(c >= " " or c == "\x1f" for c in item)
             assert "\t" not in expected and "\n" not in expected
+    # An item the sender cannot make an event of is refused, not shipped half-made.
+    for bad in (b"READ\x1fTOPIC", b"READ\x1fTOPIX\x1fLITERAL\x1fDENIED\x1fDEFAULT_DENY\x1f\"t\"",
+                b"READ\x1fTOPIC\x1fLITERAL\x1fDENIED\x1fNO_SUCH_RULE\x1f\"t\""):  # fmt: skip
+        with pytest.raises((ValueError, KeyError)):
+            encoder.fragment_of_item(bad)

@@ -40,7 +40,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Final, Protocol, runtime_checkable
 
-from replicator.contract.audit_event import AuditEventEncoder, DecisionFragments
+from replicator.contract.audit_event import AuditEventEncoder, DecisionItems
 from replicator.server.audit.progress import SENT, SINK_UP
 from replicator.server.audit.spool import Line, Spool
 from replicator.server.metrics import AuditFigures
@@ -120,19 +120,21 @@ class AuditSettings:
 
 
 # --- the spool line's body ----------------------------------------------------------------------
-# v2 (written): "v2", the CRC-32 (8 hex digits) of the rest, time_ns, principal and host as
-# JSON strings, offset, then each audited decision's fragment
-# (replicator.contract.audit_event.DecisionFragments), tab-separated: the fields are ASCII
-# JSON, in which a raw tab never occurs.  The sender splits and joins bytes without parsing
-# the JSON, so the CRC is what finds a line changed on disk before it reaches the audit log.
+# v3 (written): "v3", the CRC-32 (8 hex digits) of the rest, time_ns, principal and host as
+# JSON strings, offset, then each audited decision's item
+# (replicator.contract.audit_event.DecisionItems), tab-separated: no part holds a raw tab.  The
+# sender splits the line without parsing JSON and makes each event's JSON of its item, so the
+# CRC is what finds a line changed on disk before it reaches the audit log.
+# v2 (written by earlier versions, read): as v3 with each decision's fragment (the event's data
+# fields from "operation" to "reason" as JSON) where v3 has its item.
 # v1 (written by earlier versions, read): [time_ns, principal, host, offset, [names, ...]] as
-# compact JSON, each decision as names (decision_names); upcast to v2's parts on read.
+# compact JSON, each decision as names (decision_names).
 
 
-def _body(head: str, fragments: Sequence[str]) -> bytes:
-    """A v2 body: its CRC, ``head`` (:func:`_head`) and the fragments."""
-    rest = "\t".join((head, *fragments)).encode()
-    return b"v2\t%08x\t%s" % (zlib.crc32(rest), rest)
+def _body(head: str, items: Sequence[str]) -> bytes:
+    """A v3 body: its CRC, ``head`` (:func:`_head`) and the items."""
+    rest = "\t".join((head, *items)).encode()
+    return b"v3\t%08x\t%s" % (zlib.crc32(rest), rest)
 
 
 def _head(time_ns: int, principal: str, host: str, offset: int) -> str:
@@ -143,15 +145,19 @@ def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[
     """A spool line as CloudEvents JSON records: (key = event id, value = the event).
 
     The id is the spool's id and the event's sequence number: the same on every resend.
-    Raises ValueError (or TypeError, KeyError) for a body that is neither version.
+    Raises ValueError (or TypeError, KeyError) for a body of no version it reads.
     """
-    if line.body.startswith(b"v2\t"):
+    version = line.body[:3]
+    if version in (b"v3\t", b"v2\t"):
         rest = line.body[12:]
         if line.body[11:12] != b"\t" or int(line.body[3:11], 16) != zlib.crc32(rest):
             raise ValueError(f"an audit spool line whose CRC does not match: {line.body[:40]!r}")
-        parts = [b"v2", *rest.split(b"\t")]
-        time_ns, principal, host, offset = int(parts[1]), parts[2], parts[3], int(parts[4])
-        fragments = parts[5:]
+        parts = rest.split(b"\t")
+        time_ns, principal, host, offset = int(parts[0]), parts[1], parts[2], int(parts[3])
+        if version == b"v3\t":
+            fragments = [encoder.fragment_of_item(item) for item in parts[4:]]
+        else:
+            fragments = parts[4:]
     elif line.body.startswith(b"["):  # v1
         time_ns, principal_text, host_text, offset, items = json.loads(line.body)
         principal = _json_string(principal_text).encode()
@@ -205,7 +211,7 @@ class AuditEmitter:
         # same object for a binding while it is cached, and another object for the same
         # binding only costs one more event.
         self._period = 0
-        self._fragments = DecisionFragments()
+        self._items = DecisionItems()
         self._log_unsampled = math.log(1.0 - self._rate) if self._rate < 1.0 else -math.inf
         self._skip = self._gap() if self._rate > 0.0 else 0
         self._usage_period_end = time.monotonic() + s.usage_period_s
@@ -239,8 +245,8 @@ class AuditEmitter:
         positions = self._audited(decisions)
         if not positions:
             return
-        fragment = self._fragments
-        items = [fragment(actions[i], decisions[i]) for i in positions]
+        item = self._items
+        items = [item(actions[i], decisions[i]) for i in positions]
         head = _head(time.time_ns(), principal, host, offset)
         dropped = self.spool.append(len(items), _body(head, items), lambda n: _body(head, items[:n]))
         if dropped:
@@ -279,10 +285,10 @@ class AuditEmitter:
                     if binding is None or binding._mark == period:
                         continue
                     if results[i] is ALLOWED:
-                        picked.append(i)
+                        picked.append(i)  # its first use this period
                     elif binding.permission_type is not _DENY:
                         continue  # not a use (a denial names only DENY bindings)
-                    # A DENY binding never allows: marked so as not to look at it again.
+                    # Marked for the period (a DENY binding never allows: not looked at again).
                     object.__setattr__(binding, "_mark", period)
         if self._rate > 0.0:
             skip = self._skip
@@ -373,7 +379,7 @@ def _adopt_legacy_buffer(path: Path, spool: Spool, encoder: AuditEventEncoder) -
         ]  # fmt: skip
         time_ns = _time_ns(event["time"])
         body = _body(_head(time_ns, data["principal"], data["host"], data["offset"]),
-                     [encoder.fragment(item)])  # fmt: skip
+                     [encoder.item(item)])  # fmt: skip
         spool.append(1, body, _whole(body))
     path.rename(path.with_name(path.name + ".adopted"))
     _log.warning("moved %d audit events from %s into the spool", len(rows), path)
