@@ -89,14 +89,10 @@ def decision_names(action: Action, decision: Decision) -> list[Any]:
     ]  # fmt: skip
 
 
-ITEM_SEPARATOR: Final = "\x1f"
-"""Between the parts of a spool item (:class:`DecisionItems`): JSON text as it is written here
-(ASCII, control characters escaped) never holds it raw."""
-
-
 class DecisionItems:
     """A decision straight to its spool *item*: the parts of its event that differ from one
-    decision of a request to the next, joined by :data:`ITEM_SEPARATOR` (shown as ``|``)::
+    decision of a request to the next, joined by U+001F (shown as ``|``), which JSON text as it
+    is written here (ASCII, control characters escaped) never holds raw::
 
         READ|TOPIC|LITERAL|DENIED|RESOURCE_HAS_ACLS|"t"
 
@@ -225,12 +221,12 @@ class AuditEventEncoder:
     def fragment_of_item(self, item: bytes) -> bytes:
         """A spool item (:class:`DecisionItems`) to its *fragment*: the event's ``data`` fields
         from ``"operation"`` to ``"reason"`` as :func:`encode_audit_event` writes them.  Raises
-        ValueError for an item of other parts."""
+        ValueError for an item of other parts or unknown names."""
         op, rt, pt, result, reason, name = item.split(b"\x1f")
         if not reason.startswith(b"{"):
-            reason = self._rule_reasons[reason]
+            reason = self._rule_reasons.get(reason, b"")
         if not (op in _OPERATION_NAMES and rt in _RESOURCE_TYPE_NAMES and pt in _PATTERN_TYPE_NAMES
-                and result in _RESULT_NAMES and name.startswith(b'"')):  # fmt: skip
+                and result in _RESULT_NAMES and reason and name.startswith(b'"')):  # fmt: skip
             raise ValueError(f"an audit spool item of unknown names: {item[:80]!r}")
         return (
             b'"operation":"%s","resourceType":"%s","%s":%s,"patternType":"%s","result":"%s",'

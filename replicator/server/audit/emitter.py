@@ -214,7 +214,7 @@ class AuditEmitter:
         self._items = DecisionItems()
         self._log_unsampled = math.log(1.0 - self._rate) if self._rate < 1.0 else -math.inf
         self._skip = self._gap() if self._rate > 0.0 else 0
-        self._usage_period_end = time.monotonic() + s.usage_period_s
+        self._usage_period_end = 0.0  # the first request starts a period
         self._thread: threading.Thread | None = None
         self.sender_process: SenderProcess | None = None
         if isinstance(sink, AuditSinkOpener):  # it can be opened elsewhere: in a process of its own
@@ -311,7 +311,7 @@ class AuditEmitter:
         if length <= 0.0:
             return 0
         now = time.monotonic()
-        if now >= self._usage_period_end or not self._period:
+        if now >= self._usage_period_end:
             self._period = next(_PERIODS)
             self._usage_period_end = now + length
         return self._period
