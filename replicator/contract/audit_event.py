@@ -189,7 +189,7 @@ class AuditEventEncoder:
         return self.encode_fragments(
             event_ids=[_json_string(i)[1:-1].encode() for i in event_ids], time_ns=time_ns,
             principal_json=_json_string(principal).encode(), host_json=_json_string(host).encode(),
-            offset=offset, fragments=[self.fragment(names).encode() for names in decisions],
+            offset=offset, fragments=[self.fragment_of_names(names) for names in decisions],
         )  # fmt: skip
 
     def encode_fragments(
@@ -233,21 +233,17 @@ class AuditEventEncoder:
             b'"reason":%s' % (op, rt, _RESOURCE_NAME_KEY, name, pt, result, reason)
         )
 
+    def fragment_of_names(self, names: Sequence[Any]) -> bytes:
+        """A decision as names (:func:`decision_names`, or as JSON gives them back) to its
+        fragment, through its item: one way from a decision to its event's JSON."""
+        return self.fragment_of_item(self.item(names).encode())
+
     def item(self, names: Sequence[Any]) -> str:
         """A decision as names (:func:`decision_names`, or as JSON gives them back) to its
         spool item (as :class:`DecisionItems` makes it of the decision)."""
         op, rt, name, pt, result, rule, binding = names
         reason = rule if binding is None else self._reason(rule, binding)
         return f"{op}\x1f{rt}\x1f{pt}\x1f{result}\x1f{reason}\x1f{_json_string(name)}"
-
-    def fragment(self, names: Sequence[Any]) -> str:
-        """A decision as names (:func:`decision_names`, or as JSON gives them back) to its
-        fragment (as :meth:`fragment_of_item` makes it of the decision's item)."""
-        op, rt, name, pt, result, rule, binding = names
-        return (
-            f'"operation":"{op}","resourceType":"{rt}","{RESOURCE_NAME}":{_json_string(name)},'
-            f'"patternType":"{pt}","result":"{result}","reason":{self._reason(rule, binding)}'
-        )
 
     def _reason(self, rule: str, binding: Sequence[str] | None) -> str:
         key = (rule, None if binding is None else tuple(binding))

@@ -162,7 +162,7 @@ def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[
         time_ns, principal_text, host_text, offset, items = json.loads(line.body)
         principal = _json_string(principal_text).encode()
         host = _json_string(host_text).encode()
-        fragments = [encoder.fragment(item).encode() for item in items]
+        fragments = [encoder.fragment_of_names(item) for item in items]
     else:
         raise ValueError(f"an audit spool body of no known version: {line.body[:40]!r}")
     if len(fragments) != line.count:
