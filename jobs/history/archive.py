@@ -5,9 +5,9 @@ One Structured Streaming query reads the log (Spark's Kafka source for a cluster
 the executors and its decoded rows come to the driver as Arrow columns
 (:func:`jobs.history.spark_decode.decode_records`: the common event by Spark's Avro reader,
 every other record by the one fold in Python).  The log is one partition, a total order, and
-the validity intervals are its sequential fold: the driver walks the batch once against the
-intervals still open and builds the intervals' rows with vectorised Arrow operations
-(:func:`jobs.history.intervals.fold_batch`), while Spark appends the events to ``events``;
+the validity intervals are its sequential fold: the driver folds the batch's columns whole
+against the intervals still open and builds the intervals' rows with vectorised Arrow
+operations (:func:`jobs.history.intervals.fold_batch`), while Spark appends the events to ``events``;
 then Spark appends the intervals' rows to ``validity``, whose closed rows supersede the open
 rows of the same intervals (:mod:`jobs.history.tables`): two appends, no MERGE, no join.
 
@@ -242,20 +242,19 @@ class Archiver:
 class OpenState:
     """The intervals open after the batches archived so far, on the driver: their opening
     halves (Arrow, :data:`~jobs.history.intervals.OPEN_ARROW_SCHEMA`, in ``fromOffset``
-    order) and each id's opening offset."""
+    order)."""
 
-    def __init__(self, rows: Any, openers: dict[str, int]) -> None:
+    def __init__(self, rows: Any) -> None:
         self.rows = rows
-        self.openers = openers
 
     @classmethod
     def empty(cls) -> OpenState:
-        return cls(no_intervals(), {})
+        return cls(no_intervals())
 
     def fold(self, read: Any) -> Any:
         """The validity rows (Arrow) of the intervals that ``read`` (a batch's columns, in
         offset order) opens or closes; the state moves to the one after it."""
-        rows, self.rows = fold_batch(self.rows, self.openers, read)
+        rows, self.rows = fold_batch(self.rows, read)
         return rows
 
 
@@ -268,8 +267,7 @@ def read_open_intervals(spark: Any, location: str) -> tuple[OpenState, int]:
     if reflected is None:  # a new archive
         return OpenState.empty(), -1
     rows = open_rows(table).select(*OPEN_COLUMNS).toArrow().cast(OPEN_ARROW_SCHEMA).sort_by("fromOffset")
-    openers = dict(zip(rows.column("id").to_pylist(), rows.column("fromOffset").to_pylist(), strict=True))
-    return OpenState(rows, openers), int(reflected)
+    return OpenState(rows), int(reflected)
 
 
 def run_archive(

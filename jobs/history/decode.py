@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Final, Literal
+
+import numpy as np
+import numpy.typing as npt
 
 from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
 from store.acl import AclBinding
@@ -104,6 +108,101 @@ Opener = int
 index, or what ``labels`` names it) or whatever label the caller gave an interval open before
 the batch in ``still_open`` (:func:`fold_validity`: -1, -2, ...; the archive: its offset)."""
 
+NO_OPENER: Final = np.iinfo(np.int64).min
+"""In :func:`fold_codes`' arrays: no interval open."""
+CREATES: Final = 0
+"""An event's kind for :func:`fold_codes`: a binding created, ..."""
+DELETES: Final = 1
+"""... deleted, ..."""
+SETS: Final = 2
+"""... a setting altered to a value, ..."""
+RESETS: Final = 3
+"""... or back to its default (no value)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FoldedCodes:
+    """What a batch did to the validity intervals (:func:`fold_codes`).
+
+    ``openers[i]`` and ``closers[i]`` (where ``closed[i]``) are the ends of the i-th interval
+    the batch opened or closed, in the order the batch first touched each: a new interval at
+    its opening row, one open before the batch at its closing row.  ``open_after`` is the
+    ``open_before`` of the next batch."""
+
+    openers: npt.NDArray[np.int64]
+    closers: npt.NDArray[np.int64]
+    closed: npt.NDArray[np.bool_]
+    open_after: npt.NDArray[np.int64]
+
+
+def fold_codes(
+    keys: npt.NDArray[np.int64],
+    kinds: npt.NDArray[np.int8],
+    labels: npt.NDArray[np.int64],
+    open_before: npt.NDArray[np.int64],
+) -> FoldedCodes:
+    """The rules of the validity intervals, over whole columns at once: row i of a batch (in
+    log order) changes the binding or setting numbered ``keys[i]`` with an event of
+    ``kinds[i]`` (:data:`CREATES`, :data:`DELETES`, :data:`SETS`, :data:`RESETS`) and is
+    named ``labels[i]``; ``open_before[k]`` is the opener of ``k``'s interval open before the
+    batch, or :data:`NO_OPENER`.
+
+    Creating a live binding or deleting an absent one changes nothing, as in the live set;
+    every ``ConfigAltered`` closes the setting's interval and, to a value, opens the next.
+
+    Each key's events are taken in log order (a stable sort by key).  Whether its interval is
+    open after an event depends on that event alone (a create or a value: open; a delete or a
+    default: closed), so whether it was open before is the previous event's answer, or
+    ``open_before`` for its first.  Between an opening event and the next event that closes
+    anything of the same key there is nothing but creates of a live binding, so that event is
+    the one that closes it."""
+    rows = len(keys)
+    if not rows:
+        none = np.empty(0, np.int64)
+        return FoldedCodes(openers=none, closers=none, closed=np.empty(0, np.bool_), open_after=open_before)
+    order = np.argsort(keys, kind="stable")
+    key, kind, label = keys[order], kinds[order], labels[order]
+    first = np.ones(rows, np.bool_)
+    first[1:] = key[1:] != key[:-1]
+    after = (kind == CREATES) | (kind == SETS)
+    carried = open_before[key]
+    before = np.empty(rows, np.bool_)
+    before[1:] = after[:-1]
+    before[first] = carried[first] != NO_OPENER
+    closes = before & (kind != CREATES)
+    opens = (kind == SETS) | ((kind == CREATES) & ~before)
+
+    closing = np.flatnonzero(closes)
+    new = np.flatnonzero(opens)
+    old = np.flatnonzero(first & before)  # the first row of a key open before the batch
+
+    def closer_at(at: npt.NDArray[np.intp], side: Literal["left", "right"]) -> npt.NDArray[np.intp]:
+        """The first closing row at or after (``left``) or after (``right``) each of ``at``
+        of the same key, or -1."""
+        if not len(closing):
+            return np.full(len(at), -1, np.intp)
+        found = np.searchsorted(closing, at, side=side)
+        candidate = closing[np.minimum(found, len(closing) - 1)]
+        return np.where((found < len(closing)) & (key[candidate] == key[at]), candidate, -1)
+
+    new_closer = closer_at(new, "right")
+    old_closer = closer_at(old, "left")
+    old, old_closer = old[old_closer >= 0], old_closer[old_closer >= 0]
+    closer = np.concatenate([old_closer, new_closer])
+    # A row that closes one interval and opens the next touches the one it closes first.
+    by_row = np.argsort(np.concatenate([order[old_closer], order[new]]), kind="stable")
+    closer, closed = closer[by_row], closer[by_row] >= 0
+    openers = np.concatenate([carried[old], label[new]])[by_row]
+    closers = np.where(closed, label[np.maximum(closer, 0)], 0)
+
+    open_after = open_before.copy()
+    last = np.flatnonzero(np.append(first[1:], True))  # each key's last row
+    latest_opening = np.maximum.accumulate(np.where(opens, np.arange(rows), -1))[last]
+    opened_here = (latest_opening >= 0) & (key[np.maximum(latest_opening, 0)] == key[last])
+    still = np.where(opened_here, label[np.maximum(latest_opening, 0)], carried[last])
+    open_after[key[last]] = np.where(after[last], still, NO_OPENER)
+    return FoldedCodes(openers=openers, closers=closers, closed=closed, open_after=open_after)
+
 
 def fold_positions(
     ids: Sequence[str],
@@ -112,31 +211,37 @@ def fold_positions(
     still_open: dict[str, Opener],
     labels: Sequence[int] | None = None,
 ) -> list[tuple[Opener, int | None]]:
-    """The rules of the validity intervals over plain columns: row i of a batch changes
-    ``ids[i]`` with an event of ``types[i]`` (and, for a setting, ``config_values[i]``).
+    """:func:`fold_codes` over plain columns: row i of a batch changes ``ids[i]`` with an
+    event of ``types[i]`` (and, for a setting, ``config_values[i]``).
 
     ``still_open`` maps each id whose interval is open to its opener; it is updated to the
     state after the batch.  Returns each interval the batch opened or closed once, in its
     latest form: ``(opener, closing row or None)``, a row named by ``labels[i]`` (default:
     ``i``; labels must differ from each other and from the openers in ``still_open``).
-    Creating a live binding or deleting an absent one changes nothing, as in the live set;
-    every ``ConfigAltered`` closes the setting's interval and, to a value, opens the next.
     """
-    rows = range(len(ids)) if labels is None else labels
-    changed: dict[Opener, int | None] = {}
-    for row, key, kind, value in zip(rows, ids, types, config_values, strict=True):
-        if kind == ACL_CREATED:
-            if key not in still_open:
-                still_open[key] = row
-                changed[row] = None
-            continue
-        previous = still_open.pop(key, None)
-        if previous is not None:
-            changed[previous] = row
-        if kind == CONFIG_ALTERED and value is not None:
-            still_open[key] = row
-            changed[row] = None
-    return list(changed.items())
+    numbers = {key: k for k, key in enumerate(still_open)}
+    keys = np.fromiter((numbers.setdefault(key, len(numbers)) for key in ids), np.int64, len(ids))
+    names = list(numbers)
+    open_before = np.full(len(names), NO_OPENER, np.int64)
+    open_before[: len(still_open)] = np.fromiter(still_open.values(), np.int64, len(still_open))
+    kinds = np.fromiter(
+        (_KIND[kind] if kind != CONFIG_ALTERED or value is not None else RESETS
+         for kind, value in zip(types, config_values, strict=True)),
+        np.int8, len(ids),
+    )  # fmt: skip
+    rows = np.arange(len(ids), dtype=np.int64) if labels is None else np.asarray(labels, np.int64)
+    folded = fold_codes(keys, kinds, rows, open_before)
+    still_open.clear()
+    still_open.update(
+        (names[k], int(opener)) for k, opener in enumerate(folded.open_after) if opener != NO_OPENER
+    )
+    return [
+        (int(opener), int(closer) if closed else None)
+        for opener, closer, closed in zip(folded.openers, folded.closers, folded.closed, strict=True)
+    ]
+
+
+_KIND: Final = {ACL_CREATED: CREATES, ACL_DELETED: DELETES, CONFIG_ALTERED: SETS}
 
 
 def fold_validity(

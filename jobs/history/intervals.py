@@ -1,15 +1,15 @@
 """The validity intervals a micro-batch opens and closes, folded on the driver over Arrow columns.
 
-A micro-batch comes from one partition of the log, in offset order, and the fold of the
-validity intervals is sequential: the driver walks the batch once with
-:func:`jobs.history.decode.fold_positions`, against the intervals still open before it, and
-names each interval the batch opens or closes by two offsets: the event that opened it and
-the one that closed it (none while open).  :func:`fold_batch` turns those pairs into the
-validity rows with Arrow's vectorised ``take``: the opening half from the batch's events or
-from the intervals carried open from earlier batches (:data:`OPEN_COLUMNS`), the closing half
-from the batch.  No per-row Python object is built besides the fold's own walk, and nothing
-here touches Spark: the archive reads the batch's columns once (``toArrow``) and hands the
-rows back as one DataFrame.
+A micro-batch comes from one partition of the log, in offset order, and the validity
+intervals are its sequential fold, against the intervals still open before it.  The driver
+folds the batch's columns whole (:func:`jobs.history.decode.fold_codes`: the ids numbered by
+one dictionary encoding, each id's events in log order by a stable sort, no Python object per
+row) and names each interval the batch opens or closes by two offsets: the event that opened
+it and the one that closed it (none while open).  :func:`fold_batch` turns those pairs into
+the validity rows with Arrow's vectorised ``take``: the opening half from the batch's events
+or from the intervals carried open from earlier batches (:data:`OPEN_COLUMNS`), the closing
+half from the batch.  Nothing here touches Spark: the archive reads the batch's columns once
+(``toArrow``) and hands the rows back as one DataFrame.
 
 :func:`identity` is the interval's id as a Spark column, for the questions that read
 ``validity`` without the id (:func:`jobs.history.tables.current_rows`).
@@ -20,10 +20,21 @@ from __future__ import annotations
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.history.decode import BINDING_KIND, SETTING_KIND, fold_positions
+from jobs.history.answers import ACL_DELETED, CONFIG_ALTERED
+from jobs.history.decode import (
+    BINDING_KIND,
+    CREATES,
+    DELETES,
+    NO_OPENER,
+    RESETS,
+    SETS,
+    SETTING_KIND,
+    fold_codes,
+)
 
 BINDING_FIELDS: Final = (
     "resourceType", "name", "patternType", "principal", "host", "operation", "permission",
@@ -94,36 +105,48 @@ def _positions(sorted_offsets: Any, wanted: Any, what: str) -> Any:
     return at
 
 
-def fold_batch(carried: pa.Table, openers: dict[str, int], batch: pa.Table) -> tuple[pa.Table, pa.Table]:
+def kinds_of(batch: pa.Table) -> npt.NDArray[np.int8]:
+    """Each event's kind for :func:`~jobs.history.decode.fold_codes`."""
+    kind = batch.column("type")
+    codes = np.full(batch.num_rows, CREATES, np.int8)
+    codes[pc.equal(kind, ACL_DELETED).to_numpy(zero_copy_only=False)] = DELETES
+    altered = pc.equal(kind, CONFIG_ALTERED).to_numpy(zero_copy_only=False)
+    to_value = pc.is_valid(batch.column("configValue")).to_numpy(zero_copy_only=False)
+    codes[altered & to_value] = SETS
+    codes[altered & ~to_value] = RESETS
+    return codes
+
+
+def fold_batch(carried: pa.Table, batch: pa.Table) -> tuple[pa.Table, pa.Table]:
     """Fold ``batch`` (the events table's columns, in offset order, every offset above the carried
-    intervals') into the intervals open before it: ``carried`` (:data:`OPEN_ARROW_SCHEMA`, in
-    ``fromOffset`` order) and ``openers`` (each open id's opening offset, updated here to the
-    state after the batch).
+    intervals') into the intervals open before it, ``carried`` (:data:`OPEN_ARROW_SCHEMA`, in
+    ``fromOffset`` order).
 
     Returns the validity rows of the intervals the batch opened or closed, each once in its
     latest form (:data:`VALIDITY_ARROW_SCHEMA`), and the intervals open after it (as
-    ``carried``)."""
+    ``carried``).  The ids are numbered by one dictionary encoding of the carried ids and the
+    batch's, and every row is labelled by its offset."""
     offsets = batch.column("offset")
     id_column = ids(batch)
-    pairs = fold_positions(
-        id_column.to_pylist(), batch.column("type").to_pylist(),
-        batch.column("configValue").to_pylist(), openers, offsets.to_pylist(),
-    )  # fmt: skip
+    numbered = pc.dictionary_encode(
+        pa.chunked_array([*carried.column("id").chunks, *id_column.chunks], pa.string())
+    ).combine_chunks()
+    keys = numbered.indices.to_numpy().astype(np.int64)
+    open_before = np.full(len(numbered.dictionary), NO_OPENER, np.int64)
+    open_before[keys[: carried.num_rows]] = carried.column("fromOffset").to_numpy()
+    folded = fold_codes(keys[carried.num_rows :], kinds_of(batch), offsets.to_numpy(), open_before)
     opening = pa.concat_tables([carried, openings(batch, id_column)]).combine_chunks()
     starts = opening.column("fromOffset").to_numpy()
-    from_at = _positions(starts, np.fromiter((p for p, _ in pairs), np.int64, len(pairs)), "opening")
-    closers = pa.array([c for _, c in pairs], pa.int64())
-    closed = pc.is_valid(closers)
-    to_at = np.zeros(len(pairs), np.int64)
-    mask = closed.to_numpy(zero_copy_only=False)
-    to_at[mask] = _positions(offsets.to_numpy(), closers.drop_null().to_numpy(), "closing")
-    closing_at = pa.array(to_at, mask=~mask)
+    from_at = _positions(starts, folded.openers, "opening")
+    to_at = np.zeros(len(folded.closers), np.int64)
+    to_at[folded.closed] = _positions(offsets.to_numpy(), folded.closers[folded.closed], "closing")
+    closing_at = pa.array(to_at, mask=~folded.closed)
     opened = opening.take(pa.array(from_at))
     closing = batch.select(["offset", "timeMs", "actor", "requestId", "configValue"]).take(closing_at)
     rows = pa.table(  # a setting's closing event holds its next value; a binding's, none
         [*opened.columns, *closing.columns],
         schema=VALIDITY_ARROW_SCHEMA,
     )  # fmt: skip
-    still = pa.array(sorted(openers.values()), pa.int64())
-    after = opening.take(pa.array(_positions(starts, still.to_numpy(), "open")))
+    still = np.sort(folded.open_after[folded.open_after != NO_OPENER])
+    after = opening.take(pa.array(_positions(starts, still, "open")))
     return rows, after

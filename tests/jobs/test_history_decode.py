@@ -59,6 +59,53 @@ def test_intervals_open_and_close_as_the_live_set_does() -> None:
     assert [(v.from_offset, v.to_offset) for v in again] == [(9, None)]
 
 
+def _replay(
+    events: list[tuple[str, str, str | None]], live: dict[str, int], first: int
+) -> list[tuple[int, int | None]]:
+    """The intervals a batch opens or closes, by walking it one event at a time against the
+    live set (``live``: each live id's opening label, updated), rows labelled from ``first``;
+    each interval once, in its latest form, in the order the batch first touched it."""
+    touched: dict[int, int | None] = {}
+    for row, (key, kind, value) in enumerate(events, start=first):
+        if kind == ACL_CREATED and key in live:
+            continue
+        if key in live:
+            touched[live.pop(key)] = row
+        if kind == ACL_CREATED or (kind == CONFIG_ALTERED and value is not None):
+            live[key] = row
+            touched[row] = None
+    return list(touched.items())
+
+
+def test_the_columnar_fold_opens_and_closes_what_a_walk_over_the_live_set_does() -> None:
+    """fold_positions (whole columns: a sort by id, no walk) against a walk event by event,
+    over random batches of creates and deletes of a few bindings and changes of a few
+    settings (to a value or back to the default), the live set carried from batch to batch."""
+    import random
+
+    from jobs.history.decode import fold_positions
+
+    rng = random.Random(7)
+    for _ in range(400):
+        live: dict[str, int] = {}
+        folded: dict[str, int] = {}
+        first = 0
+        for _ in range(rng.randint(1, 4)):
+            batch = [
+                (f"setting|{rng.randint(0, 2)}", CONFIG_ALTERED, rng.choice([None, "a", "b"]))
+                if rng.random() < 0.3
+                else (f"binding|{rng.randint(0, 4)}", rng.choice([ACL_CREATED, ACL_DELETED]), None)
+                for _ in range(rng.randint(0, 30))
+            ]
+            labels = list(range(first, first + len(batch)))
+            expected = _replay(batch, live, first)
+            ids, types, values = [e[0] for e in batch], [e[1] for e in batch], [e[2] for e in batch]
+            got = fold_positions(ids, types, values, folded, labels)
+            assert got == expected, batch
+            assert folded == live
+            first += len(batch)
+
+
 def test_rows_round_trip() -> None:
     deleted = HistoryEvent(offset=5, time_ms=1005, type=ACL_DELETED, binding=READ_ORDERS, actor="b")
     assert event_of_row(event_row(deleted)) == deleted
@@ -119,19 +166,19 @@ def test_the_driver_fold_over_arrow_builds_the_rows_the_event_fold_builds() -> N
     history = random_history(seed=11, count=1500)
     events = [e for i, r in enumerate(history) if (e := history_event(r.key, r.value, i, 1000 + i))]
     schema = DECODED_ARROW_SCHEMA.remove(DECODED_ARROW_SCHEMA.get_field_index("error"))
-    carried, openers, still_open = no_intervals(), dict[str, int](), dict[str, Validity]()
+    carried, still_open = no_intervals(), dict[str, Validity]()
     cuts = [0, 1, 2, 400, 401, 977, len(events)]
     for start, end in itertools.pairwise(cuts):
         batch = events[start:end]
         table = pa.Table.from_pylist(
             [dict(zip(schema.names, event_row(e), strict=True)) for e in batch], schema
         )
-        rows, carried = fold_batch(carried, openers, table)
+        rows, carried = fold_batch(carried, table)
         changed, still_open = fold_validity(batch, still_open)
         assert rows.schema == VALIDITY_ARROW_SCHEMA
         got = sorted(tuple(row.values()) for row in rows.to_pylist())
         assert got == sorted(map(validity_row, changed))
         by_opening = sorted(still_open.values(), key=lambda v: v.opened.offset)
         assert carried.column("id").to_pylist() == [v.id for v in by_opening]
-        assert openers == {key: v.opened.offset for key, v in still_open.items()}
+        assert carried.column("fromOffset").to_pylist() == [v.opened.offset for v in by_opening]
     assert len(still_open) > 10  # the history leaves some bindings and settings live
