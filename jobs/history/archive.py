@@ -34,12 +34,12 @@ from jobs.history.tables import (
     EVENTS_DIR,
     EVENTS_PARTITIONING,
     EVENTS_SCHEMA,
-    STATS_COLUMNS,
     VALIDITY_DIR,
     VALIDITY_PARTITIONING,
     VALIDITY_SCHEMA,
     events_path,
     open_rows,
+    table_properties,
     validity_path,
 )
 from jobs.streaming import arrow_frame, idempotent_write, in_thread, run_micro_batches, table_app_id, wait_all
@@ -138,13 +138,16 @@ def ensure_tables(spark: Any, location: str) -> bool:
 
     paths = (events_path(location), validity_path(location))
     fresh = not any(DeltaTable.isDeltaTable(spark, path) for path in paths)
-    for path, schema, parts, stats in (
-        (events_path(location), EVENTS_SCHEMA, EVENTS_PARTITIONING, STATS_COLUMNS[EVENTS_DIR]),
-        (validity_path(location), VALIDITY_SCHEMA, VALIDITY_PARTITIONING, STATS_COLUMNS[VALIDITY_DIR]),
+    for table, path, schema, parts in (
+        (EVENTS_DIR, paths[0], EVENTS_SCHEMA, EVENTS_PARTITIONING),
+        (VALIDITY_DIR, paths[1], VALIDITY_SCHEMA, VALIDITY_PARTITIONING),
     ):
         empty = spark.createDataFrame([], schema)
-        (DeltaTable.createIfNotExists(spark).location(path).addColumns(empty.schema)
-         .partitionedBy(*parts).property("delta.dataSkippingStatsColumns", stats).execute())  # fmt: skip
+        create = DeltaTable.createIfNotExists(spark).location(path).addColumns(empty.schema)
+        create = create.partitionedBy(*parts)
+        for key, value in table_properties(table).items():
+            create = create.property(key, value)
+        create.execute()
     return fresh
 
 

@@ -75,6 +75,34 @@ def test_a_new_archive_keeps_statistics_of_the_columns_questions_filter_by(spark
         assert properties.get("delta.dataSkippingStatsColumns") == expected
 
 
+def test_the_archive_writes_its_distinct_strings_plain_and_the_repeated_ones_in_a_dictionary(
+    spark: Any, tmp_path: Any
+) -> None:
+    """The Parquet file an archive's append writes, read back: the columns of PLAIN_COLUMNS
+    have no dictionary page (the table property reached the writer), the other strings do.
+    Every column repeats its values here, so that the writer would keep a dictionary for any
+    column it is not told to write plain."""
+    import pyarrow.parquet as pq
+
+    from jobs.history.archive import ensure_tables
+    from jobs.history.tables import EVENTS_DIR, EVENTS_SCHEMA, PLAIN_COLUMNS, events_path
+
+    location = str(tmp_path / "archive")
+    ensure_tables(spark, location)
+    rows = [(i, 1000 + i, "2026-11-26", "ACL_CREATED", "TOPIC", f"t-{i % 10}", "LITERAL", "User:a", "*",
+             "READ", "ALLOW", None, None, "User:admin", f"r{i % 10}") for i in range(200)]  # fmt: skip
+    spark.createDataFrame(rows, EVENTS_SCHEMA).coalesce(1).write.format("delta").mode("append").save(
+        events_path(location)
+    )
+    [written] = list((tmp_path / "archive" / EVENTS_DIR).rglob("*.parquet"))
+    group = pq.ParquetFile(written).metadata.row_group(0)
+    chunks = map(group.column, range(group.num_columns))
+    encodings = {chunk.path_in_schema: chunk.encodings for chunk in chunks}
+    for column in ("name", "requestId", "principal", "operation", "actor"):
+        dictionary = any("DICTIONARY" in encoding for encoding in encodings[column])
+        assert dictionary is (column not in PLAIN_COLUMNS[EVENTS_DIR]), (column, encodings[column])
+
+
 def test_current_rows_for_the_state_alone_read_the_same_intervals_and_name_them_alike(spark: Any) -> None:
     """``state_only`` leaves the ids and the events' details unread: the same intervals come
     back, each with the id the fold gives it (decode.identity), worked out again in Spark."""
