@@ -63,9 +63,11 @@ def _pin(pid: int, cpu: int) -> int | None:
 
 
 class _Server:
-    def __init__(self, data_dir: Path, extra_args: Sequence[str] = ()) -> None:
-        """``aclstore serve`` on ``data_dir``; ``extra_args`` are more ``serve`` options."""
+    def __init__(self, data_dir: Path, extra_args: Sequence[str] = (), *, wait: bool = True) -> None:
+        """``aclstore serve`` on ``data_dir``; ``extra_args`` are more ``serve`` options.  With
+        ``wait`` (the default) the node is serving on return; else call :meth:`wait_serving`."""
         aclstore = Path(sys.executable).with_name("aclstore")
+        self.data_dir = data_dir
         # The banner on stdout; the node's log lines in a file beside its data directory.
         with (data_dir.parent / "serve.log").open("w") as log:
             self.process = subprocess.Popen(
@@ -81,15 +83,20 @@ class _Server:
         # Pinning is optional: on a shared machine, a pinned node competes with whatever else
         # runs on that CPU.  The node's CPU time is measured either way ("on one core").
         self.cpu = _pin(self.process.pid, 0) if os.environ.get("ACLSTORE_BENCH_PIN") else None
+        if wait:
+            self.wait_serving()
+
+    def wait_serving(self) -> None:
+        """Read the node's banner: its URL and admin token."""
         assert self.process.stdout is not None
         banner = [self.process.stdout.readline() for _ in range(6)]
         if " serving " not in banner[0]:
             self.stop()
-            logged = (data_dir.parent / "serve.log").read_text()
+            logged = (self.data_dir.parent / "serve.log").read_text()
             raise RuntimeError("aclstore serve did not start:\n" + "".join(banner) + logged)
         self.url = banner[0].split(" serving ")[1].strip()
         self.port = int(self.url.rsplit(":", 1)[1])
-        token_file = data_dir / "admin.properties"
+        token_file = self.data_dir / "admin.properties"
         self.token = next(
             line.split("=", 1)[1].strip()
             for line in token_file.read_text().splitlines()
