@@ -90,6 +90,24 @@ def test_a_killed_sender_process_is_restarted_and_ships_every_event(tmp_path: Pa
 
 
 @pytest.mark.slow  # a live node and its sender process
+def test_the_sender_process_runs_at_a_lower_priority_than_its_node(tmp_path: Path) -> None:
+    """The sender is background work: its scheduling priority is the node's lowered by
+    ``sender_nice`` (10 by default), and a niceness outside 0-19 is refused."""
+    node = start_node(tmp_path / "n")
+    try:
+        assert node.audit is not None and node.audit.sender_process is not None
+        pid = node.audit.sender_process.pid
+        wanted = min(os.getpriority(os.PRIO_PROCESS, 0) + AuditSettings().sender_nice, 19)
+        lowered = lambda: os.getpriority(os.PRIO_PROCESS, pid) == wanted  # noqa: E731
+        wait_until(lowered, 30, "the sender to lower its priority")
+    finally:
+        node.stop()
+    assert AuditSettings().sender_nice == 10
+    with pytest.raises(ValueError, match="sender_nice"):
+        AuditSettings(sender_nice=20)
+
+
+@pytest.mark.slow  # a live node and its sender process
 def test_the_node_shows_the_sender_process_figures_and_a_stopped_node_leaves_none(
     tmp_path: Path,
 ) -> None:

@@ -255,6 +255,8 @@ def _run_process(config: SenderConfig, stdin: IO[bytes]) -> None:
     # a service manager's SIGTERM) lets it finish the batch in hand, as the node's end does.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, stop)
+    if config.settings.sender_nice and hasattr(os, "nice"):
+        os.nice(config.settings.sender_nice)  # background work: the node's requests come first
     sink = config.sink.open_sink()
     try:
         sender = Sender(
