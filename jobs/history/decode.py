@@ -120,6 +120,18 @@ RESETS: Final = 3
 """... or back to its default (no value)."""
 
 
+def kind_codes(
+    deleted: npt.NDArray[np.bool_], altered: npt.NDArray[np.bool_], to_value: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.int8]:
+    """Each event's kind for :func:`fold_codes`, of whether it is an ``ACL_DELETED``, a
+    ``CONFIG_ALTERED``, and (for the latter) to a value; any other event is a create."""
+    codes = np.full(len(deleted), CREATES, np.int8)
+    codes[deleted] = DELETES
+    codes[altered & to_value] = SETS
+    codes[altered & ~to_value] = RESETS
+    return codes
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FoldedCodes:
     """What a batch did to the validity intervals (:func:`fold_codes`).
@@ -224,10 +236,10 @@ def fold_positions(
     names = list(numbers)
     open_before = np.full(len(names), NO_OPENER, np.int64)
     open_before[: len(still_open)] = np.fromiter(still_open.values(), np.int64, len(still_open))
-    kinds = np.fromiter(
-        (_KIND[kind] if kind != CONFIG_ALTERED or value is not None else RESETS
-         for kind, value in zip(types, config_values, strict=True)),
-        np.int8, len(ids),
+    named = np.asarray(types, dtype=object)
+    kinds = kind_codes(
+        named == ACL_DELETED, named == CONFIG_ALTERED,
+        np.fromiter((value is not None for value in config_values), np.bool_, len(ids)),
     )  # fmt: skip
     rows = np.arange(len(ids), dtype=np.int64) if labels is None else np.asarray(labels, np.int64)
     folded = fold_codes(keys, kinds, rows, open_before)
@@ -239,9 +251,6 @@ def fold_positions(
         (int(opener), int(closer) if closed else None)
         for opener, closer, closed in zip(folded.openers, folded.closers, folded.closed, strict=True)
     ]
-
-
-_KIND: Final = {ACL_CREATED: CREATES, ACL_DELETED: DELETES, CONFIG_ALTERED: SETS}
 
 
 def fold_validity(

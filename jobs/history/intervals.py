@@ -25,16 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jobs.history.answers import ACL_DELETED, CONFIG_ALTERED
-from jobs.history.decode import (
-    BINDING_KIND,
-    CREATES,
-    DELETES,
-    NO_OPENER,
-    RESETS,
-    SETS,
-    SETTING_KIND,
-    fold_codes,
-)
+from jobs.history.decode import BINDING_KIND, NO_OPENER, SETTING_KIND, fold_codes, kind_codes
 
 BINDING_FIELDS: Final = (
     "resourceType", "name", "patternType", "principal", "host", "operation", "permission",
@@ -108,13 +99,11 @@ def _positions(sorted_offsets: Any, wanted: Any, what: str) -> Any:
 def kinds_of(batch: pa.Table) -> npt.NDArray[np.int8]:
     """Each event's kind for :func:`~jobs.history.decode.fold_codes`."""
     kind = batch.column("type")
-    codes = np.full(batch.num_rows, CREATES, np.int8)
-    codes[pc.equal(kind, ACL_DELETED).to_numpy(zero_copy_only=False)] = DELETES
-    altered = pc.equal(kind, CONFIG_ALTERED).to_numpy(zero_copy_only=False)
-    to_value = pc.is_valid(batch.column("configValue")).to_numpy(zero_copy_only=False)
-    codes[altered & to_value] = SETS
-    codes[altered & ~to_value] = RESETS
-    return codes
+    return kind_codes(
+        pc.equal(kind, ACL_DELETED).to_numpy(zero_copy_only=False),
+        pc.equal(kind, CONFIG_ALTERED).to_numpy(zero_copy_only=False),
+        pc.is_valid(batch.column("configValue")).to_numpy(zero_copy_only=False),
+    )
 
 
 def fold_batch(carried: pa.Table, batch: pa.Table) -> tuple[pa.Table, pa.Table]:
