@@ -18,6 +18,11 @@ state only, and every answer says which log position it reflects (:class:`Answer
 * **Settings in the log.** ``super.users`` and ``allow.everyone.if.no.acl.found`` come from
   ``ConfigAltered`` events, applied in log order on top of ``local_config``, so each answer
   uses the settings at its own log position.
+* **An honest lag.** A thread of its own asks the log for its end every
+  ``watermark_interval_s`` (so a request that hangs while the broker is away never holds the
+  tailing loop back).  The lag is reported only from a log end confirmed within
+  ``watermark_interval_s + watermark_timeout_s`` and while the log answers; otherwise it is
+  unknown, and the status says how old the last confirmed figure is and why.
 """
 
 from __future__ import annotations
@@ -73,14 +78,20 @@ class ReplicaSettings:
     max_resume_age_ms: int | None = None
     retry_backoff_s: float = 0.5
     watermark_interval_s: float = 1.0
+    """How often the log is asked for its end (the lag's reference)."""
+    watermark_timeout_s: float = 2.0
+    """How long one such request may take before the log counts as unreachable."""
     local_config: Mapping[str, str] = field(default_factory=dict)
     """Authorizer settings of this host (e.g. its ``super.users``); the log's override them."""
 
     def __post_init__(self) -> None:
         self.tailer_settings()  # validates the shared fields
-        if self.max_wait_s < 0 or self.retry_backoff_s <= 0 or self.watermark_interval_s <= 0:
+        if self.max_wait_s < 0 or min(
+            self.retry_backoff_s, self.watermark_interval_s, self.watermark_timeout_s
+        ) <= 0:
             raise ValueError(
-                "max_wait_s must be >= 0, retry_backoff_s and watermark_interval_s > 0"
+                "max_wait_s must be >= 0; retry_backoff_s, watermark_interval_s and "
+                "watermark_timeout_s > 0"
             )
         if self.cache_size < 0:
             raise ValueError(f"cache_size must be >= 0, got {self.cache_size}")
@@ -123,6 +134,14 @@ class Answer(Generic[T]):
     timestamp_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class _LogEnd:
+    """The log's end (its next offset) as the log last confirmed it, and when (monotonic s)."""
+
+    offset: int
+    confirmed_at: float
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaStatus:
     """The replica's figures: where it is, how far behind the log, and why it may not move."""
@@ -132,7 +151,12 @@ class ReplicaStatus:
     timestamp_ms: int
     ready_offset: int
     log_end_offset: int
-    lag: int
+    """The log's end (next offset) as the log last confirmed it."""
+    log_end_age_ms: int
+    """How long ago the log confirmed ``log_end_offset``."""
+    lag: int | None
+    """Records beyond the applied offset, or None (unknown) while the log end is not current:
+    older than the replica's refresh interval plus its request timeout, or the log failing."""
     stopped: StopRecord | None
     log_error: str | None
     fatal_error: str | None
@@ -142,6 +166,16 @@ class ReplicaStatus:
     reader_version: int
     too_new_events: str
     cache: CacheFigures
+
+    def lag_text(self) -> str:
+        """The lag in words, for messages: a number, or why it is unknown."""
+        if self.lag is not None:
+            return f"lag {self.lag}"
+        why = f": {self.log_error}" if self.log_error else ""
+        return (
+            f"lag unknown, the log end {self.log_end_offset} was last confirmed "
+            f"{self.log_end_age_ms} ms ago{why}"
+        )
 
 
 class Replica:
@@ -154,6 +188,7 @@ class Replica:
         self, index_dir: Path | str, log: ChangeLog, settings: ReplicaSettings | None = None
     ) -> None:
         self.settings = settings or ReplicaSettings()
+        self._log = log
         self.index = AclIndex(
             index_dir,
             reader_version=self.settings.reader_version,
@@ -171,15 +206,22 @@ class Replica:
         self.index.before_visible = self.gate.before_visible
         self.ready_offset = high - 1
         """The log end seen at start, minus one: applied up to here, the replica is ready."""
+        self._log_end = _LogEnd(high, time.monotonic())
         self._ready = threading.Event()
         self._writer = threading.Lock()
         self._resume = threading.Event()
         self._closing = threading.Event()
         self._halted_at: int | None = None
-        self._log_error: StoreError | None = None
+        self._read_error: StoreError | None = None
+        """Why the last read of the log failed (None once a read succeeds)."""
+        self._end_error: StoreError | None = None
+        """Why the last request for the log end failed (None once one succeeds)."""
         self._fatal: BaseException | None = None
         self._configs: dict[tuple[tuple[str, str], ...], AuthorizerConfig] = {}
         self._thread = threading.Thread(target=self._run, name="aclstore-replica", daemon=True)
+        self._watcher = threading.Thread(
+            target=self._watch_log_end, name="aclstore-log-end", daemon=True
+        )
         self._check_ready()
 
     @classmethod
@@ -196,24 +238,17 @@ class Replica:
 
     def start(self) -> Replica:
         self._thread.start()
+        self._watcher.start()
         return self
 
     # -- the tailing thread -------------------------------------------------------------------
 
     def _run(self) -> None:
-        next_watermarks = 0.0
         while not self._closing.is_set():
             if self._halted_at is not None:
-                # Stopped at a record: wait for an operator skip (or close), and keep the
-                # log end (so the lag figure) current meanwhile.
+                # Stopped at a record: wait for an operator skip (or close).
                 self._resume.wait(0.5)
                 self._resume.clear()
-                if time.monotonic() >= next_watermarks:
-                    next_watermarks = time.monotonic() + self.settings.watermark_interval_s
-                    try:
-                        self._tailer.refresh_high_watermark()
-                    except StoreError as exc:
-                        self._log_error = exc
                 continue
             try:
                 with self._writer:
@@ -221,21 +256,33 @@ class Replica:
                     if result.stopped is not None:
                         # under the writer lock, so a skip recorded next is never lost
                         self._halted_at = result.stopped.offset
-                    elif result.records == 0 and time.monotonic() >= next_watermarks:
-                        self._tailer.refresh_high_watermark()
-                        next_watermarks = time.monotonic() + self.settings.watermark_interval_s
-                self._log_error = None
+                self._read_error = None
             except ReplicaError as exc:  # the log was replaced under us: permanent
                 self._fail(exc)
                 return
             except StoreError as exc:  # the log is unreachable: keep answering, retry
-                self._log_error = exc
+                self._read_error = exc
                 self._closing.wait(self.settings.retry_backoff_s)
                 continue
             except Exception as exc:  # a bug or a RocksDB failure: stop serving
                 self._fail(exc)
                 return
             self._check_ready()
+
+    def _watch_log_end(self) -> None:
+        """Ask the log for its end every ``watermark_interval_s`` until the replica closes."""
+        settings = self.settings
+        while not self._closing.wait(settings.watermark_interval_s):
+            try:
+                _, high = self._log.watermarks(timeout=settings.watermark_timeout_s)
+            except StoreError as exc:  # unreachable: the lag is unknown until it answers
+                self._end_error = exc
+                continue
+            except Exception as exc:  # a bug: stop serving, as the tailing loop does
+                self._fail(exc)
+                return
+            self._log_end = _LogEnd(high, time.monotonic())
+            self._end_error = None
 
     def _fail(self, exc: BaseException) -> None:
         self._fatal = exc
@@ -265,17 +312,23 @@ class Replica:
     def status(self) -> ReplicaStatus:
         position = self.index.position
         counters = self.index.counters
-        high = self._tailer.high_watermark
+        end = self._log_end
+        age = time.monotonic() - end.confirmed_at
+        log_error = self._read_error or self._end_error
+        current = log_error is None and age <= (
+            self.settings.watermark_interval_s + self.settings.watermark_timeout_s
+        )
         fatal = self._fatal
         return ReplicaStatus(
             ready=self.ready,
             offset=position.offset,
             timestamp_ms=position.timestamp_ms,
             ready_offset=self.ready_offset,
-            log_end_offset=high,
-            lag=max(0, high - 1 - position.offset),
+            log_end_offset=end.offset,
+            log_end_age_ms=int(age * 1000),
+            lag=max(0, end.offset - 1 - position.offset) if current else None,
             stopped=self.index.stopped,
-            log_error=None if self._log_error is None else str(self._log_error),
+            log_error=None if log_error is None else str(log_error),
             fatal_error=None if fatal is None else f"{type(fatal).__name__}: {fatal}",
             bindings=counters.bindings,
             ignored_events=counters.ignored_events,
@@ -334,8 +387,8 @@ class Replica:
                 self._raise_if_cannot_move(min_offset)
                 raise ConsistencyTimeoutError(
                     f"the replica has applied up to offset {reached.offset}, not the requested "
-                    f"min_offset {min_offset}, after waiting {wait:g} s (lag "
-                    f"{self.status().lag}); retry later or ask a replica further along",
+                    f"min_offset {min_offset}, after waiting {wait:g} s "
+                    f"({self.status().lag_text()}); retry later or ask a replica further along",
                     min_offset=min_offset,
                     reached=reached.offset,
                 )
@@ -421,8 +474,9 @@ class Replica:
         self._closing.set()
         self._resume.set()
         self.gate.close()
-        if self._thread.is_alive():
-            self._thread.join()
+        for thread in (self._thread, self._watcher):
+            if thread.is_alive():
+                thread.join()
         self.index.close()
 
     def __enter__(self) -> Replica:

@@ -104,7 +104,6 @@ class Tailer:
         self.index = index
         self.log = log
         self.settings = settings
-        self.high_watermark = 0
         self._fast = FastAclDecoder(settings.reader_version)
         self._policy = settings.fold_policy()
 
@@ -116,7 +115,6 @@ class Tailer:
         offset were removed before being applied (retention, or a log rebuilt without them).
         """
         low, high = self.log.watermarks()
-        self.high_watermark = high
         applied = self.index.position.offset
         if applied < 0:
             return low, high
@@ -173,15 +171,6 @@ class Tailer:
                 applied_offset=self.index.position.offset, low=low, high=high,
             )
 
-    def refresh_high_watermark(self) -> int:
-        self.high_watermark = self.log.watermarks()[1]
-        return self.high_watermark
-
-    @property
-    def lag(self) -> int:
-        """Records the log holds beyond the applied offset (high watermark - 1 - applied)."""
-        return max(0, self.high_watermark - 1 - self.index.position.offset)
-
     def step(self, *, timeout: float | None = None) -> StepResult:
         """Read and apply one batch; a no-op result when the log has nothing new."""
         position = self.index.position
@@ -199,8 +188,6 @@ class Tailer:
             ) from exc
         if not records:
             return StepResult(0, position, self.index.stopped)
-        if records[-1].offset + 1 > self.high_watermark:
-            self.high_watermark = records[-1].offset + 1
         return self.apply(records)
 
     def apply(self, records: Sequence[LogRecord]) -> StepResult:

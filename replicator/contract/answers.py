@@ -229,6 +229,7 @@ def status_json(status: ReplicaStatus) -> dict[str, Any]:
         "timestampMs": status.timestamp_ms,
         "readyOffset": status.ready_offset,
         "logEndOffset": status.log_end_offset,
+        "logEndAgeMs": status.log_end_age_ms,
         "lag": status.lag,
         "stopped": None
         if stopped is None

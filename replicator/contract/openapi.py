@@ -48,6 +48,7 @@ def _string(**extra: Any) -> Schema:
 
 _NULLABLE_STRING: Final[Schema] = {"type": ["string", "null"]}
 _INTEGER: Final[Schema] = {"type": "integer"}
+_NULLABLE_INTEGER: Final[Schema] = {"type": ["integer", "null"]}
 _BOOLEAN: Final[Schema] = {"type": "boolean"}
 
 
@@ -397,7 +398,10 @@ def _admin_bodies() -> dict[str, Schema]:
 def _status() -> Schema:
     return _object({
         "ready": dict(_BOOLEAN), "offset": dict(_INTEGER), "timestampMs": dict(_INTEGER),
-        "readyOffset": dict(_INTEGER), "logEndOffset": dict(_INTEGER), "lag": dict(_INTEGER),
+        "readyOffset": dict(_INTEGER), "logEndOffset": dict(_INTEGER),
+        "logEndAgeMs": dict(_INTEGER),
+        "lag": {**_NULLABLE_INTEGER, "description": "null while the log end is not current "
+                "(older than the refresh interval plus its timeout, or the log failing)"},
         "stopped": {"type": ["object", "null"]}, "logError": dict(_NULLABLE_STRING),
         "fatalError": dict(_NULLABLE_STRING), "bindings": dict(_INTEGER),
         "ignoredEvents": dict(_INTEGER), "skippedRecords": dict(_INTEGER),

@@ -2,7 +2,8 @@
 
 Counted on the request path: decisions by result and endpoint, and a decision latency
 histogram (per request: a batch of actions is one observation).  Read at scrape time from the
-replica and the audit emitter: the applied offset, the lag behind the log end, the offset the
+replica and the audit emitter: the applied offset, the lag behind the log end (absent while the
+log end is not current, with its age and whether the log fails beside it), the offset the
 replica is stopped at (-1 when it is not), readiness, and the audit spool's figures (events
 on disk not yet shipped, dropped past the bound, sent).  Each node has its own
 ``CollectorRegistry`` so that several nodes in one process never mix their figures.
@@ -32,8 +33,11 @@ class ReplicaFigures:
 
     ready: bool
     applied_offset: int
-    lag: int
+    lag: int | None
+    """None while the log end is not current: no sample is exported then."""
     log_end_offset: int
+    log_end_age_ms: int
+    log_error: bool
     stopped_at_offset: int | None
     bindings: int
     ignored_events: int
@@ -83,9 +87,26 @@ def _replica_metrics(f: ReplicaFigures) -> Iterator[Metric]:
     yield _gauge(
         "aclstore_replica_applied_offset", "Last log offset applied to the index", f.applied_offset
     )
-    yield _gauge("aclstore_replica_lag", "Log end offset minus one minus the applied offset", f.lag)
+    if f.lag is not None:
+        yield _gauge(
+            "aclstore_replica_lag",
+            "Log end offset minus one minus the applied offset; absent while the log end is "
+            "not current (see aclstore_replica_log_end_age_seconds and _log_error)",
+            f.lag,
+        )
     yield _gauge(
-        "aclstore_replica_log_end_offset", "Log end (high watermark) last seen", f.log_end_offset
+        "aclstore_replica_log_end_offset", "Log end (high watermark) last confirmed by the log",
+        f.log_end_offset,
+    )
+    yield _gauge(
+        "aclstore_replica_log_end_age_seconds",
+        "Seconds since the log last confirmed its end",
+        f.log_end_age_ms / 1000.0,
+    )
+    yield _gauge(
+        "aclstore_replica_log_error",
+        "1 while the log cannot be read or asked for its end, else 0",
+        f.log_error,
     )
     yield _gauge(
         "aclstore_replica_stopped_at_offset",

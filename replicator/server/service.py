@@ -118,6 +118,8 @@ def replica_figures(status: ReplicaStatus) -> ReplicaFigures:
         applied_offset=status.offset,
         lag=status.lag,
         log_end_offset=status.log_end_offset,
+        log_end_age_ms=status.log_end_age_ms,
+        log_error=status.log_error is not None,
         stopped_at_offset=None if status.stopped is None else status.stopped.offset,
         bindings=status.bindings,
         ignored_events=status.ignored_events,
@@ -388,7 +390,12 @@ class SidecarService:
         return Response.json(answers.health_answer(fatal_error), 503 if fatal_error is not None else 200)
 
     def readyz(self, request: HttpRequest) -> Response:
-        """200 once the replica has applied the log end it saw at start (fail closed before)."""
+        """200 once the replica has applied the log end it saw at start (fail closed before).
+
+        A log that becomes unreachable later leaves it 200: the replica still answers from its
+        own state, and a broker's plugin waits for 200 before it opens its listeners (a broker
+        that is the log itself would wait forever).  The body says so: ``lag`` null,
+        ``logEndAgeMs`` and ``logError``."""
         status = self.replica.status()
         return Response.json(answers.status_json(status), 200 if status.ready else 503)
 

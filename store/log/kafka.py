@@ -64,6 +64,10 @@ class KafkaLogSettings:
     linger_ms: float = 1.0
     message_timeout_ms: int = 60_000
     fetch_wait_max_ms: int = 50
+    reconnect_backoff_max_ms: int = 500
+    """The longest wait between two attempts to reach a broker that went away.  librdkafka's
+    default (10 s, doubling from 100 ms, with up to 50 % jitter) can leave a replica without
+    the log for 15 s after its broker is back; the Java clients' default is 1 s."""
     client_id: str = "aclstore"
 
     def __post_init__(self) -> None:
@@ -74,7 +78,8 @@ class KafkaLogSettings:
                 f"min_insync_replicas {self.min_insync_replicas} must be between 1 and the "
                 f"replication factor {self.replication_factor}"
             )
-        for name in ("min_compaction_lag_ms", "delete_retention_ms", "segment_ms", "segment_bytes"):
+        for name in ("min_compaction_lag_ms", "delete_retention_ms", "segment_ms", "segment_bytes",
+                     "reconnect_backoff_max_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
         if not 0.0 < self.min_cleanable_dirty_ratio <= 1.0:
@@ -109,27 +114,34 @@ class KafkaLogSettings:
             "min.cleanable.dirty.ratio": str(self.min_cleanable_dirty_ratio),
         }
 
+    def _common_config(
+        self, bootstrap_servers: str, client: KafkaClientProperties | None, role: str
+    ) -> dict[str, Any]:
+        """What every client of the log shares: where and how it connects, and its log lines."""
+        return {
+            **(client.librdkafka() if client else {}),
+            "bootstrap.servers": bootstrap_servers,
+            "client.id": f"{self.client_id}-{role}",
+            "reconnect.backoff.max.ms": self.reconnect_backoff_max_ms,
+            "logger": _log,  # librdkafka's log lines go to Python logging
+        }
+
     def producer_config(
         self, bootstrap_servers: str, client: KafkaClientProperties | None = None
     ) -> dict[str, Any]:
         return {
-            **(client.librdkafka() if client else {}),
-            "bootstrap.servers": bootstrap_servers,
-            "client.id": f"{self.client_id}-writer",
+            **self._common_config(bootstrap_servers, client, "writer"),
             "enable.idempotence": True,
             "acks": "all",
             "linger.ms": self.linger_ms,
             "message.timeout.ms": self.message_timeout_ms,
-            "logger": _log,  # librdkafka's log lines go to Python logging
         }
 
     def consumer_config(
         self, bootstrap_servers: str, client: KafkaClientProperties | None = None
     ) -> dict[str, Any]:
         return {
-            **(client.librdkafka() if client else {}),
-            "bootstrap.servers": bootstrap_servers,
-            "client.id": f"{self.client_id}-reader",
+            **self._common_config(bootstrap_servers, client, "reader"),
             "group.id": f"aclstore-unused-{uuid.uuid4().hex}",  # required; never joined
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
@@ -137,18 +149,12 @@ class KafkaLogSettings:
             # reader maps the resulting error to LogOffsetOutOfRangeError.
             "auto.offset.reset": "error",
             "fetch.wait.max.ms": self.fetch_wait_max_ms,
-            "logger": _log,
         }
 
     def admin_config(
         self, bootstrap_servers: str, client: KafkaClientProperties | None = None
     ) -> dict[str, Any]:
-        return {
-            **(client.librdkafka() if client else {}),
-            "bootstrap.servers": bootstrap_servers,
-            "client.id": f"{self.client_id}-admin",
-            "logger": _log,
-        }
+        return self._common_config(bootstrap_servers, client, "admin")
 
 
 class KafkaChangeLog:

@@ -36,17 +36,30 @@ class ServeProcess:
         self.port = int(first.rsplit(":", 1)[1])
         threading.Thread(target=self.process.stdout.read, daemon=True).start()  # drain
 
-    def metric(self, name: str) -> float:
+    def get(self, path: str) -> tuple[int, bytes]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         try:
-            conn.request("GET", "/metrics")
-            text = conn.getresponse().read().decode()
+            conn.request("GET", path)
+            response = conn.getresponse()
+            return response.status, response.read()
         finally:
             conn.close()
+
+    def metrics(self) -> dict[str, float]:
+        """The unlabelled samples of ``/metrics`` by name."""
+        text = self.get("/metrics")[1].decode()
+        found: dict[str, float] = {}
         for line in text.splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-        raise AssertionError(f"{name} is not in /metrics")
+            name, _, value = line.partition(" ")
+            if line and not line.startswith("#") and "{" not in name:
+                found[name] = float(value)
+        return found
+
+    def metric(self, name: str) -> float:
+        found = self.metrics()
+        if name not in found:
+            raise AssertionError(f"{name} is not in /metrics")
+        return found[name]
 
     def kill(self) -> None:
         os.kill(self.process.pid, signal.SIGKILL)

@@ -119,12 +119,23 @@ def test_an_unreachable_audit_log_holds_the_bound_counts_drops_and_totals_match(
         wait_until(lambda: node.metric("aclstore_audit_sink_up") == 0, 60, "the sink to be down")
         assert node.metric("aclstore_audit_buffered_events") == bound
         assert node.metric("aclstore_audit_dropped_events_total") == 500 - bound
+        # The replica's figures say that the log end is not current: no lag, its age, the error;
+        # /readyz stays 200 (the replica answers from its state) and says the same.
+        wait_until(lambda: node.metric("aclstore_replica_log_error") == 1, 30, "the log error")
+        figures = node.metrics()
+        assert "aclstore_replica_lag" not in figures
+        assert figures["aclstore_replica_log_end_age_seconds"] > 0
+        code, body = node.get("/readyz")
+        ready = json.loads(body)
+        assert code == 200 and ready["lag"] is None and ready["logError"]
         restartable_broker.start()
         wait_until(lambda: node.metric("aclstore_audit_buffered_events") == 0, 120, "recovery")
         after = Burst(node.port, "after", 10)
         after.run(requests=20)
         wait_until(lambda: node.metric("aclstore_audit_buffered_events") == 0, 60, "shipping")
         assert node.metric("aclstore_audit_sink_up") == 1
+        wait_until(lambda: node.metrics().get("aclstore_replica_lag") == 0, 10, "a current lag")
+        assert node.metric("aclstore_replica_log_error") == 0
         sent = node.metric("aclstore_audit_sent_events_total")
     finally:
         node.stop()

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,7 @@ from store.events import FORMAT_V2, FORMAT_V3, AclCreated, ConfigAltered
 from store.fold import TooNewEvents
 from store.fold_fast import FastAclDecoder
 from store.log import ChangeLog, EmbeddedChangeLog
+from store.log.base import LogRecord, LogUnavailableError
 
 READ_ORDERS = [Action(AclOperation.READ, ResourceType.TOPIC, "orders")]
 
@@ -250,6 +253,82 @@ def test_consistency_tokens_wait_for_the_offset_or_name_the_offset_reached(
         assert time.monotonic() - started < 3
         assert timed_out.value.reached == offset
         assert f"up to offset {offset}" in str(timed_out.value)
+
+
+class _UnsteadyLog:
+    """A real embedded log behind a network that can fail or hang: ``cut`` makes every read and
+    watermark request fail at once; while ``released`` is clear, a watermark request waits for
+    it, past its own timeout (as a request to a broker that went away can)."""
+
+    def __init__(self, log: EmbeddedChangeLog) -> None:
+        self.log = log
+        self.cut = False
+        self.released = threading.Event()
+        self.released.set()
+
+    def _pass(self) -> None:
+        if self.cut:
+            raise LogUnavailableError("cut off (test)")
+
+    def append(
+        self, records: Sequence[tuple[bytes, bytes | None]], *, timeout: float = 10.0
+    ) -> list[int]:
+        return self.log.append(records, timeout=timeout)
+
+    def read(
+        self, from_offset: int, *, max_records: int = 10_000, timeout: float = 1.0
+    ) -> list[LogRecord]:
+        self._pass()
+        return self.log.read(from_offset, max_records=max_records, timeout=timeout)
+
+    def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
+        self._pass()
+        self.released.wait()
+        return self.log.watermarks(timeout=timeout)
+
+    def close(self) -> None:
+        self.log.close()
+
+
+def test_the_lag_is_reported_only_from_a_current_log_end(tmp_path: Path) -> None:
+    writer = EmbeddedChangeLog(tmp_path / "log")
+    writer.append([record(created(binding(name=f"t{i}"))) for i in range(5)])
+    log = _UnsteadyLog(EmbeddedChangeLog(tmp_path / "log"))
+    interval, timeout = 0.1, 0.3
+    with open_replica(
+        tmp_path / "r", log, watermark_interval_s=interval, watermark_timeout_s=timeout,
+        retry_backoff_s=0.05,
+    ) as replica:  # fmt: skip
+        assert replica.wait_until_ready(10)
+        status = replica.status()
+        assert (status.lag, status.log_end_offset, status.log_error) == (0, 5, None)
+        # Cut off: the lag is unknown at once, with the error and the age of the last figure.
+        log.cut = True
+        wait_until(lambda: replica.status().log_error is not None, 5, "the log error")
+        writer.append([record(created(binding(name="u")))])
+        time.sleep(4 * (interval + timeout))
+        status = replica.status()
+        assert status.lag is None and status.log_end_offset == 5
+        assert status.log_end_age_ms >= 1000 * 4 * (interval + timeout) - 50
+        assert "lag unknown" in status.lag_text() and "cut off" in status.lag_text()
+        with pytest.raises(ConsistencyTimeoutError, match="lag unknown"):
+            replica.describe(ANY_FILTER, min_offset=5, timeout=0.1)
+        # Back: the figure is current again, and so is the replica.
+        log.cut = False
+        wait_until(lambda: replica.status().lag == 0, 5, "a current lag of 0")
+        assert replica.status().log_end_offset == 6
+        # A request for the end that hangs: no lag figure once the last one is older than the
+        # refresh interval plus its timeout, though no request has failed and reads go on.
+        log.released.clear()
+        wait_until(lambda: replica.status().log_end_age_ms > 1000 * (interval + timeout), 5,
+                   "the figure to age")  # fmt: skip
+        status = replica.status()
+        assert status.lag is None and status.log_error is None
+        later = writer.append([record(created(binding(name="v")))])[0]
+        assert replica.describe(ANY_FILTER, min_offset=later, timeout=5).offset == later
+        log.released.set()
+        wait_until(lambda: replica.status().lag == 0, 5, "a current lag of 0")
+    writer.close()
 
 
 def test_settings_apply_in_log_order(open_log: LogFactory, tmp_path: Path) -> None:
