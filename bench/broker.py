@@ -138,7 +138,7 @@ def _latencies(brokers: dict[str, LocalKafka], records: int) -> dict[str, list[f
 def _cli(data_dir: Path, *args: str) -> None:
     properties = str(data_dir / "admin.properties")
     subprocess.run(
-        [sys.executable, "-m", "replicator.cli", *args, "--command-config", properties],
+        [sys.executable, "-m", "cli", *args, "--command-config", properties],
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
 

@@ -8,6 +8,7 @@
 * :mod:`replicator.server`: one node serving that API (``aclstore serve``).
 * :mod:`replicator.client`: the HTTP client and its ``--command-config`` files;
   :mod:`replicator.properties` is the Java ``.properties`` format both sides share.
-* :mod:`replicator.cli`: the ``aclstore`` command, the composition root: ``serve`` starts the
-  server, the other commands use the client.
+
+The ``aclstore`` command, which wires all of this (and the Spark jobs) together, stands above
+this package in :mod:`cli`.
 """

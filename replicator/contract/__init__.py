@@ -1,7 +1,7 @@
 """The sidecar API contract: every request and answer shape, owned by neither side.
 
 The server (:mod:`replicator.server`) parses requests and builds answers with it; the client
-and the CLI (:mod:`replicator.client`, :mod:`replicator.cli`) build requests and read answers
+and the CLI (:mod:`replicator.client`, :mod:`cli`) build requests and read answers
 with it; the OpenAPI document other-language clients read is generated from it.  Pure
 functions over plain values; nothing here imports the HTTP server.
 

@@ -214,6 +214,30 @@ def ensure_admin_credential(
     return AdminCredential(admin_principal, path, created=True)
 
 
+def write_credential(
+    data_dir: Path,
+    principal: str,
+    output: Path,
+    url: str | None,
+    *,
+    max_lifetime_ms: int | None = None,
+) -> None:
+    """A new bearer token for ``principal`` in the node's token store, written to ``output``
+    as a ``--command-config`` file (``aclstore credentials create``)."""
+    store = CredentialStore(data_dir / CREDENTIALS_FILE)
+    token = store.create_token(principal, max_lifetime_ms=max_lifetime_ms)
+    values = {PRINCIPAL_KEY: principal, TOKEN_KEY: token}
+    if url:
+        values[URL_KEY] = url
+    write_properties(output, values, f"aclstore credential for {principal}. Keep it secret.")
+
+
+def revoke_credentials(data_dir: Path, *, token: str | None, principal: str | None) -> int:
+    """Remove a token (or every token of a principal) from the node's token store
+    (``aclstore credentials revoke``); how many were removed."""
+    return CredentialStore(data_dir / CREDENTIALS_FILE).revoke(token=token, principal=principal)
+
+
 _ADMIN_COMMENT = (
     "aclstore admin credential (a super user of this node). Keep it secret.\n"
     "Use it as kafka-acls.sh's --command-config: aclstore acls --command-config <this file> ..."

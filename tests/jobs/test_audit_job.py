@@ -126,7 +126,7 @@ def test_audit_run_and_report_through_the_cli(
     """Events at chosen times in a node's embedded audit log; the report counted by hand."""
     import json
 
-    from replicator import cli
+    import cli
     from replicator.contract.audit_event import audit_event, encode_audit_event
 
     t0 = 1_700_000_000_000  # ms: the --since of the report

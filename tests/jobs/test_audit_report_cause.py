@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+import cli
 from jobs.history.archive import LogSource, run_archive
-from replicator import cli
 from replicator.contract.audit_event import audit_event, encode_audit_event
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule

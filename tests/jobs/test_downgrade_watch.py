@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import cli
 from jobs.downgrade.watch import (
     TO_SAFE,
     TO_UNSAFE,
@@ -24,7 +25,6 @@ from jobs.downgrade.watch import (
     unsafe_since,
 )
 from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
-from replicator import cli
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizerConfig, InMemoryAclIndex, authorize
 
@@ -282,7 +282,7 @@ def test_once_without_watch_is_refused(capsys: pytest.CaptureFixture[str]) -> No
 def test_the_verdict_as_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     from types import SimpleNamespace
 
-    from replicator.cli.downgrade_watch import print_verdict
+    from cli.downgrade_watch import print_verdict
     from store.access_diff import Request
 
     witness = Request("User:bob", "192.0.2.1", AclOperation.READ, TOPIC, "secret-")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from history_support import Record, State, replay
 
-from replicator import cli
+import cli
 from store.access_diff import checked_operations
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action

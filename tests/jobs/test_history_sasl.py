@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+import cli
 from devtools.kafka_process import INTER_BROKER_USER, LocalKafka
 from jobs.history import queries
 from jobs.history.archive import LogSource
 from jobs.history.tables import events_path
-from replicator import cli
 from replicator.properties import read_properties
 from store.log.client_properties import KafkaClientProperties
 from store.log.kafka import KafkaChangeLog

@@ -134,7 +134,7 @@ def listening_addresses(pids: tuple[int, ...]) -> set[str]:
 
 def aclstore(*args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "replicator.cli", *args],
+        [sys.executable, "-m", "cli", *args],
         capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
 

@@ -1,6 +1,6 @@
 """A real broker whose authorizer is the plugin, and ``aclstore serve`` as its sidecar.
 
-The sidecar runs as the product's own command (``python -m replicator.cli serve``) on the
+The sidecar runs as the product's own command (``python -m cli serve``) on the
 embedded default, so stopping it is stopping a process, as an operator would; the broker is a
 :class:`devtools.kafka_process.LocalKafka` with SASL/PLAIN users and the plugin's jar.
 """
@@ -49,7 +49,7 @@ class Sidecar:
     def start(self, timeout: float = 60.0) -> None:
         log = (self.data_dir.parent / f"{self.data_dir.name}.out").open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "replicator.cli", "serve", "--data-dir", str(self.data_dir),
+            [sys.executable, "-m", "cli", "serve", "--data-dir", str(self.data_dir),
              "--listen", f"127.0.0.1:{self.port}", *self.extra_args],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
@@ -76,7 +76,7 @@ class Sidecar:
     def cli(self, *args: str) -> str:
         """``aclstore <args> --command-config admin.properties``; fails the test on an error."""
         proc = subprocess.run(
-            [sys.executable, "-m", "replicator.cli", *args, "--command-config",
+            [sys.executable, "-m", "cli", *args, "--command-config",
              str(self.command_config)],
             capture_output=True, text=True, check=False, timeout=60,
         )  # fmt: skip

@@ -364,7 +364,7 @@ def test_aclstore_acls_through_the_broker_as_kafka_acls_sh(
 
     def aclstore(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "replicator.cli", "acls", *args], capture_output=True,
+            [sys.executable, "-m", "cli", "acls", *args], capture_output=True,
             text=True, check=False, timeout=60,
         )  # fmt: skip
 

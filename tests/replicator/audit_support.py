@@ -23,7 +23,7 @@ class ServeProcess:
         self.log_path = data_dir.with_name(data_dir.name + "-serve.log")
         with self.log_path.open("a") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "replicator.cli", "serve", "--listen", "127.0.0.1:0",
+                [sys.executable, "-m", "cli", "serve", "--listen", "127.0.0.1:0",
                  "--data-dir", str(data_dir), *extra],
                 stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},

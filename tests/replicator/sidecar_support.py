@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from replicator import cli
+import cli
 from replicator.client import ClientConfig, StoreClient
 from replicator.server.audit import AuditSettings
 from replicator.server.node import Node, NodeSettings

@@ -1,6 +1,6 @@
 """Audit events survive a killed node and an unreachable audit log (real ``aclstore serve``).
 
-The node runs as a child process (``python -m replicator.cli serve``) on a data directory that
+The node runs as a child process (``python -m cli serve``) on a data directory that
 outlives it.  With no ACLs and ``allow.everyone.if.no.acl.found`` unset, every decision is a
 denial (DEFAULT_DENY), and every denial is audited: the client's own count of the decisions it
 got an answer for is the independent expectation.  Each action names a resource no other

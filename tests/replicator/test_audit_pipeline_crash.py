@@ -45,7 +45,7 @@ class AuditJob:
         self.log_path = data_dir.with_name(data_dir.name + "-audit-job.log")
         with self.log_path.open("a") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "replicator.cli", "audit", "run", "--data-dir",
+                [sys.executable, "-m", "cli", "audit", "run", "--data-dir",
                  str(data_dir), *extra],
                 stdout=log, stderr=log, cwd=ROOT, start_new_session=True,
             )  # fmt: skip

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sidecar_support import Raw, action_json, admin_client, binding, create_acls, start_node, wire
 
-from replicator import cli
+import cli
 from replicator.client import ClientConfig, StoreClient, StoreClientError
 from replicator.properties import read_properties, write_properties
 from replicator.server.callers import CallerPolicy

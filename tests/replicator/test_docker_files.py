@@ -42,8 +42,8 @@ from docker_support import (
     start_node,
 )
 
-from replicator.cli import build_parser
-from replicator.cli.serve import node_settings, serve
+from cli import build_parser
+from cli.serve import node_settings, serve
 from replicator.server.callers import LOOPBACK_NETWORKS
 from replicator.server.node import parse_listen
 from replicator.server.tls import check_listener_security

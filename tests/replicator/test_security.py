@@ -25,7 +25,7 @@ import pytest
 from replica_support import wait_until
 from sidecar_support import action_json, admin_client, binding, create_acls, start_node, wire
 
-from replicator import cli
+import cli
 from replicator.client import ClientConfig, StoreClient, StoreClientError
 from replicator.properties import read_properties
 from replicator.server.http import HttpLimits

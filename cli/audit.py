@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
+from cli.common import add_log_config_option, log_client
+from cli.history import DEFAULT_MASTER, DEFAULT_TOPIC, FORMATS, time_arg
 from jobs.audit.report import DEFAULT_TOP
 from jobs.audit.transform import DEFAULT_WINDOW_DAYS
-from replicator.cli.common import add_log_config_option, log_client
-from replicator.cli.history import DEFAULT_MASTER, DEFAULT_TOPIC, FORMATS, time_arg
 from store.errors import InvalidConfigError
 
 

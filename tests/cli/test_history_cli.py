@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from replicator import cli
-from replicator.cli.history import apply_plan
+import cli
+from cli.history import apply_plan
 from replicator.client import ClientConfig, StoreClient
 from replicator.contract.bindings import binding_from_json, binding_json, filter_json
 from replicator.server.node import Node, NodeSettings

@@ -2,7 +2,7 @@
 
 Kafka's own ``kafka.admin.ConfigCommand.parseConfigsToBeAdded`` (through
 ``tests/java/KafkaConfigParseHarness.java``, one JVM, no broker) and
-:func:`replicator.cli.configs.parse_add_config` read the same values, hand-picked and generated:
+:func:`cli.configs.parse_add_config` read the same values, hand-picked and generated:
 both must give the same settings, or both refuse with the same message; and the same text as a
 ``--delete-config`` value must name the same keys.
 
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from cli import acl_command as ac
+from cli.configs import parse_add_config, parse_delete_config
 from devtools.java import compile_harness, run_harness
 from devtools.maven import kafka_classpath
-from replicator.cli import acl_command as ac
-from replicator.cli.configs import parse_add_config, parse_delete_config
 
 pytestmark = pytest.mark.kafka  # a JVM with Kafka's jars, as the broker tier needs
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from replicator.cli import acl_command as ac
-from replicator.cli.access_output import delta_json, print_diff_table
-from replicator.cli.common import FAILURE_EXIT, add_client_options, store_client
-from replicator.cli.downgrade_watch import add_watch_options
-from replicator.cli.output import print_json, print_offset
+from cli import acl_command as ac
+from cli.access_output import delta_json, print_diff_table
+from cli.common import FAILURE_EXIT, add_client_options, store_client
+from cli.downgrade_watch import add_watch_options
+from cli.output import print_json, print_offset
 from replicator.client import StoreClient
 from replicator.contract.bindings import binding_from_json, binding_json, filter_json
 from store.access_diff import AclState, access_diff, older_reader_state
@@ -55,7 +55,7 @@ def downgrade_check(args: argparse.Namespace) -> int:
     if args.to < 1:
         raise ac.AclCommandError(f"--to {args.to}: event formats start at 1")
     if args.watch or args.once:
-        from replicator.cli.downgrade_watch import run_watch
+        from cli.downgrade_watch import run_watch
 
         return run_watch(args)
     with store_client(args) as client:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from replicator.cli import acl_command as ac
-from replicator.cli.common import add_client_options, add_resource_options, store_client
-from replicator.cli.output import print_json, print_offset
+from cli import acl_command as ac
+from cli.common import add_client_options, add_resource_options, store_client
+from cli.output import print_json, print_offset
 from replicator.client import StoreClient
 from replicator.contract.bindings import RESOURCE_NAME, binding_from_json
 from replicator.contract.requests import IdentityKind

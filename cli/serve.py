@@ -1,8 +1,7 @@
 """``aclstore serve``: run one node (admin API, replica and sidecar API) until SIGTERM or Ctrl-C.
 
-The only module of the CLI that imports the server (:mod:`replicator.server`), lazily, so that
-the client commands load none of it.  ``aclstore credentials create`` writes into a node's data
-directory with the server's token store through :func:`write_credential`.
+It imports the server (:mod:`replicator.server`) lazily, so that the client commands load none
+of it; besides it only ``aclstore credentials`` does, for the node's token store.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replicator.cli.common import __version__, add_log_config_option, log_client
+from cli.common import __version__, add_log_config_option, log_client
 from store.errors import InvalidConfigError
 
 if TYPE_CHECKING:
@@ -213,30 +212,3 @@ def add_parser(commands: Any) -> None:
         help="what the replica does with events that need a newer format",
     )
     parser.set_defaults(handler=serve)  # fmt: skip
-
-
-def write_credential(
-    data_dir: Path,
-    principal: str,
-    output: Path,
-    url: str | None,
-    *,
-    max_lifetime_ms: int | None = None,
-) -> None:
-    """A new bearer token for ``principal`` in the node's token store, written to ``output``."""
-    from replicator.properties import PRINCIPAL_KEY, TOKEN_KEY, URL_KEY, write_properties
-    from replicator.server.tokens import CREDENTIALS_FILE, CredentialStore
-
-    store = CredentialStore(data_dir / CREDENTIALS_FILE)
-    token = store.create_token(principal, max_lifetime_ms=max_lifetime_ms)
-    values = {PRINCIPAL_KEY: principal, TOKEN_KEY: token}
-    if url:
-        values[URL_KEY] = url
-    write_properties(output, values, f"aclstore credential for {principal}. Keep it secret.")
-
-
-def revoke_credentials(data_dir: Path, *, token: str | None, principal: str | None) -> int:
-    """Remove a token (or every token of a principal) from the node's token store."""
-    from replicator.server.tokens import CREDENTIALS_FILE, CredentialStore
-
-    return CredentialStore(data_dir / CREDENTIALS_FILE).revoke(token=token, principal=principal)

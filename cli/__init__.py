@@ -3,7 +3,7 @@
 * ``aclstore serve``: run a node (admin API + replica + sidecar API), by default on the embedded
   log under ``./aclstore-data``, listening on ``127.0.0.1:9096``.
 * ``aclstore acls``: ``kafka-acls.sh`` against a store (``--add``, ``--remove``, ``--list``
-  with the same options and habits, :mod:`replicator.cli.acl_command`).
+  with the same options and habits, :mod:`cli.acl_command`).
 * ``aclstore authorize``: ask a node for decisions as a broker would.
 * ``aclstore configs``: ``kafka-configs.sh``-style describe/alter of the store's settings.
 * ``aclstore status``, ``aclstore credentials create``.
@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from replicator.cli import (
+from cli import (
     acls,
     audit,
     authorize,
@@ -35,8 +35,8 @@ from replicator.cli import (
     serve,
     status,
 )
-from replicator.cli.common import FAILURE_EXIT, USAGE_EXIT, Parser, __version__
-from replicator.cli.configs import parse_add_config
+from cli.common import FAILURE_EXIT, USAGE_EXIT, Parser, __version__
+from cli.configs import parse_add_config
 from store.errors import InvalidConfigError, InvalidRequestError, StoreError
 
 __all__ = ["FAILURE_EXIT", "USAGE_EXIT", "__version__", "build_parser", "main", "parse_add_config"]

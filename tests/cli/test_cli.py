@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from sidecar_support import start_node
 
-from replicator import cli
+import cli
 from replicator.server.node import Node
 
 Run = Callable[..., tuple[int, str, str]]
@@ -390,7 +390,7 @@ def test_remove_asks_on_a_terminal_and_removes_on_y(
     assert cli.main(["acls", *where, "--add", "--allow-principal", "User:a", "--topic", "asked"]) == 0
     main, replica = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "replicator.cli", "acls", *where, "--remove", "--topic", "asked"],
+        [sys.executable, "-m", "cli", "acls", *where, "--remove", "--topic", "asked"],
         stdin=replica, stdout=replica, stderr=subprocess.PIPE, cwd=tmp_path,
     )  # fmt: skip
     os.close(replica)

@@ -10,9 +10,9 @@ import argparse
 import re
 from typing import Any
 
-from replicator.cli import acl_command as ac
-from replicator.cli.common import add_client_options, store_client
-from replicator.cli.output import print_json, print_offset
+from cli import acl_command as ac
+from cli.common import add_client_options, store_client
+from cli.output import print_json, print_offset
 from replicator.client import StoreClient
 from store.principal import java_trim
 

@@ -1,4 +1,4 @@
-"""kafka-acls.sh options to bindings and filters (``replicator.cli.acl_command``), no store needed.
+"""kafka-acls.sh options to bindings and filters (``cli.acl_command``), no store needed.
 
 Expected values are worked out by hand from ``AclCommand``'s rules: principals x operations x
 hosts, hosts defaulting to ``*``, ``--cluster`` as LITERAL ``kafka-cluster``.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from replicator.cli import acl_command as ac
+from cli import acl_command as ac
 from store.acl import (
     AclBinding,
     AclBindingFilter,

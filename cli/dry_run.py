@@ -4,16 +4,16 @@ Reads the live ACLs and settings at one log offset, applies the change to a copy
 bindings ``--add`` would create; the bindings ``--remove``'s filters match, as DeleteAcls
 matches them against the state before the request) and prints the exact access diff
 (:func:`store.access_diff.change_diff`) with a witness for each set: widened first, then
-narrowed.  Nothing is written.  Kept apart from :mod:`replicator.cli.acls` so that command's
+narrowed.  Nothing is written.  Kept apart from :mod:`cli.acls` so that command's
 output stays where it is.
 """
 
 from __future__ import annotations
 
-from replicator.cli import acl_command as ac
-from replicator.cli.access_output import delta_json, print_diff_table
-from replicator.cli.downgrade import live_state
-from replicator.cli.output import print_json, print_offset
+from cli import acl_command as ac
+from cli.access_output import delta_json, print_diff_table
+from cli.downgrade import live_state
+from cli.output import print_json, print_offset
 from replicator.client import StoreClient
 from replicator.contract.bindings import binding_json
 from store.access_diff import AclState, change_diff

@@ -1,7 +1,7 @@
 """``aclstore acls``: kafka-acls.sh's ``--add``, ``--remove`` and ``--list`` against a store.
 
 The option rules, the bindings and filters they stand for and Kafka's texts live in
-:mod:`replicator.cli.acl_command`; this module reads the command line and talks to the store.
+:mod:`cli.acl_command`; this module reads the command line and talks to the store.
 """
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ import re
 import sys
 from typing import Any, NoReturn
 
-from replicator.cli import acl_command as ac
-from replicator.cli import dry_run
-from replicator.cli.common import (
+from cli import acl_command as ac
+from cli import dry_run
+from cli.common import (
     FAILURE_EXIT,
     Parser,
     add_client_options,
     add_resource_options,
     store_client,
 )
-from replicator.cli.output import failed_results, print_json, print_offset
+from cli.output import failed_results, print_json, print_offset
 from replicator.client import StoreClient
 from replicator.client.kafka_acls import KafkaAclClient
 from replicator.contract.bindings import binding_from_json, binding_json, filter_json

@@ -32,10 +32,10 @@ from pathlib import Path
 import pytest
 from sidecar_support import admin_client, start_node
 
+import cli
 from devtools.java import compile_harness, run_harness
 from devtools.kafka_process import LocalKafka
 from devtools.maven import kafka_tools_classpath
-from replicator import cli
 from replicator.contract.bindings import binding_from_json, filter_json
 from replicator.server.node import Node
 from store.acl import AclBindingFilter

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from replicator.cli.access_output import DELTA_COLUMNS, delta_cells, delta_json, diff_lines
-from replicator.cli.common import add_client_options, add_log_config_option, log_client, store_client
-from replicator.cli.output import failed_results
+from cli.access_output import DELTA_COLUMNS, delta_cells, delta_json, diff_lines
+from cli.common import add_client_options, add_log_config_option, log_client, store_client
+from cli.output import failed_results
 from replicator.client import StoreClient
 from replicator.contract.bindings import binding_json, filter_json
 from store.acl import AclBinding, AclOperation, ResourceType
@@ -403,7 +403,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def access_change_text(fmt: str, change: AccessChange) -> str:
     """``history diff --access`` in ``fmt``: widened access first, then narrowed, rendered as
-    ``downgrade-check`` renders them (:mod:`replicator.cli.access_output`)."""
+    ``downgrade-check`` renders them (:mod:`cli.access_output`)."""
     from jobs.history.render import csv_text, grid, json_text
 
     diff, access = change.diff, change.access

@@ -1,7 +1,7 @@
 """``aclstore credentials create``: a bearer token bound to a principal, in a properties file.
 
-It writes into the node's data directory directly (no API call), so it runs where the node's
-files are.
+It writes into the node's data directory directly (no API call), through the node's token
+store (:mod:`replicator.server.tokens`), so it runs where the node's files are.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from store.errors import InvalidConfigError
 
 
 def create(args: argparse.Namespace) -> int:
-    from replicator.cli.serve import write_credential
+    from replicator.server.tokens import write_credential
 
     data_dir = Path(args.data_dir)
     if not data_dir.is_dir():
@@ -28,8 +28,8 @@ def create(args: argparse.Namespace) -> int:
 
 
 def revoke(args: argparse.Namespace) -> int:
-    from replicator.cli.serve import revoke_credentials
     from replicator.properties import TOKEN_KEY, read_properties
+    from replicator.server.tokens import revoke_credentials
 
     data_dir = Path(args.data_dir)
     if not data_dir.is_dir():

@@ -15,9 +15,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from replicator.cli.common import FAILURE_EXIT, add_log_config_option
-from replicator.cli.history import DEFAULT_MASTER, check_log_args, log_source, spark_session
-from replicator.cli.output import print_json
+from cli.common import FAILURE_EXIT, add_log_config_option
+from cli.history import DEFAULT_MASTER, check_log_args, log_source, spark_session
+from cli.output import print_json
 from store.errors import InvalidConfigError
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from replicator.cli.common import add_client_options, store_client
-from replicator.cli.output import print_json
+from cli.common import add_client_options, store_client
+from cli.output import print_json
 
 
 def status(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ import json
 import pytest
 from sidecar_support import run_cli
 
-from replicator import cli
+import cli
 from replicator.server.node import Node
 
 DENY_BOB = (
