@@ -21,6 +21,7 @@ from sidecar_support import Raw, action_json, admin_client, binding, create_acls
 from replicator.contract.audit_event import EVENT_TYPE, audit_event_schema
 from replicator.server.audit import AuditEmitter, AuditSettings
 from replicator.server.audit import emitter as emitter_module
+from replicator.server.audit import lines as lines_module
 from replicator.server.metrics import SidecarMetrics
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
@@ -414,8 +415,8 @@ def test_a_spool_line_changed_on_disk_is_skipped_not_shipped(tmp_path: Path) -> 
     (spool_dir / ID_FILE).write_text("00112233445566ff\n")
     fragment = DecisionItems()
     bodies = [
-        emitter_module._body(
-            emitter_module._head(1_700_000_000_000_000_000 + seq, "User:bob", "10.0.0.1", 5),
+        lines_module.line_body(
+            lines_module.line_head(1_700_000_000_000_000_000 + seq, "User:bob", "10.0.0.1", 5),
             [fragment(Action(READ, TOPIC, f"orders{seq}"), DENIED)],
         )
         for seq in range(2)

@@ -20,7 +20,7 @@ from sidecar_support import Raw, action_json, start_node, wait_until
 
 from replicator.contract.audit_event import DecisionItems
 from replicator.server.audit import AuditSettings, Spool
-from replicator.server.audit import emitter as emitter_module
+from replicator.server.audit import lines as lines_module
 from replicator.server.audit.sender import Sender
 from replicator.server.audit.spool import SpoolReader
 from replicator.server.metrics import AuditFigures
@@ -156,7 +156,7 @@ class _WriterStillWriting:
 
 def emitter_line(spool: Spool, name: str, decisions: list[Decision]) -> None:
     fragment = DecisionItems()(Action(READ, TOPIC, name), decisions[0])
-    body = emitter_module._body(emitter_module._head(1, "User:a", "h", 0), [fragment])
+    body = lines_module.line_body(lines_module.line_head(1, "User:a", "h", 0), [fragment])
     spool.append(1, body, lambda _: body)
 
 

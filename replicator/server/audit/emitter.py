@@ -32,17 +32,18 @@ import random
 import sqlite3
 import threading
 import time
-import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from json.encoder import encode_basestring_ascii as _json_string
 from operator import attrgetter
 from pathlib import Path
-from typing import Final, Protocol, runtime_checkable
+from typing import Final
 
 from replicator.contract.audit_event import AuditEventEncoder, DecisionItems
+from replicator.server.audit.lines import line_body, line_head
 from replicator.server.audit.progress import SENT, SINK_UP
-from replicator.server.audit.spool import Line, Spool
+from replicator.server.audit.sender import Sender, SenderConfig, SenderProcess
+from replicator.server.audit.settings import AuditSettings
+from replicator.server.audit.sinks import AuditSink, AuditSinkOpener
+from replicator.server.audit.spool import Spool
 from replicator.server.metrics import AuditFigures
 from store.acl import AclPermissionType
 from store.authorizer import ALLOWED, DENIED, Action, Decision
@@ -61,130 +62,6 @@ LEGACY_BUFFER_FILE: Final = "audit-buffer.sqlite3"
 _log = logging.getLogger("aclstore.audit")
 
 
-class AuditSink(Protocol):
-    """Where audit events go: the ``append`` of a :class:`~store.log.base.ChangeLog`."""
-
-    def append(
-        self, records: Sequence[tuple[bytes, bytes | None]], *, timeout: float = 10.0
-    ) -> list[int]: ...
-
-
-class ClosableAuditSink(AuditSink, Protocol):
-    def close(self) -> None: ...
-
-
-@runtime_checkable
-class AuditSinkOpener(Protocol):
-    """A way to open the sink in another process: picklable, and what it opens is closed there
-    (:mod:`replicator.server.audit.sinks`)."""
-
-    def open_sink(self) -> ClosableAuditSink: ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AuditSettings:
-    """How much to emit, how much to keep on disk while the sink is down, how to send."""
-
-    allow_sample_rate: float = 0.01
-    """Share of ALLOWED decisions emitted (0 to 1); DENIED ones are always emitted."""
-    usage_period_s: float = 3600.0
-    """Each binding that decides an ALLOWED request is emitted at least once per period of this
-    length, sampled or not (0: the sample alone)."""
-    buffer_max_events: int = 1_000_000
-    """Bound of the spool's backlog (events written, not yet shipped); past it, events are
-    dropped and counted."""
-    segment_bytes: int = 16 << 20
-    """A spool segment rolls past this size; shipped segments are removed whole."""
-    batch_events: int = 2000
-    """Events per append to the audit log, at most."""
-    sink_timeout_s: float = 5.0
-    retry_backoff_s: float = 1.0
-    linger_s: float = 0.25
-    """How long the sender lets events gather before a batch: it wakes a few times a second
-    and appends large batches (one transaction, one acknowledgement each), so it takes little
-    from the request threads (``python -m bench audit``: 0.05 s and 500 events cost about a
-    fifth more of the decisions/s than this)."""
-    sender_nice: int = 10
-    """How much lower than the node's the sender process's scheduling priority is (its
-    ``nice`` increment; 0: the same).  The sender is background work: at the same priority,
-    each of its bursts took a core the request threads were about to be woken on (two audit
-    nodes, one's sender reniced by 10: 3.3% and 5.0% more decisions/s; stopped: 5.1% and
-    6.3%).  A lower priority only yields the core when both are runnable; a sender that gets no
-    core at all still leaves its events in the bounded spool, counted when it overflows."""
-    source: str = "aclstore"
-    """CloudEvents ``source``: which node decided."""
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.allow_sample_rate <= 1.0:
-            raise ValueError(f"allow_sample_rate must be within [0, 1], got {self.allow_sample_rate}")
-        for name in ("buffer_max_events", "batch_events", "segment_bytes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not 0 <= self.sender_nice <= 19:
-            raise ValueError(f"sender_nice must be within [0, 19], got {self.sender_nice}")
-        if self.usage_period_s < 0:
-            raise ValueError(f"usage_period_s must be >= 0, got {self.usage_period_s}")
-        if self.sink_timeout_s <= 0 or self.retry_backoff_s <= 0 or self.linger_s < 0:
-            raise ValueError("sink_timeout_s and retry_backoff_s must be > 0, linger_s >= 0")
-
-
-# --- the spool line's body ----------------------------------------------------------------------
-# v3 (written): "v3", the CRC-32 (8 hex digits) of the rest, time_ns, principal and host as
-# JSON strings, offset, then each audited decision's item
-# (replicator.contract.audit_event.DecisionItems), tab-separated: no part holds a raw tab.  The
-# sender splits the line without parsing JSON and makes each event's JSON of its item, so the
-# CRC is what finds a line changed on disk before it reaches the audit log.
-# v2 (written by earlier versions, read): as v3 with each decision's fragment (the event's data
-# fields from "operation" to "reason" as JSON) where v3 has its item.
-# v1 (written by earlier versions, read): [time_ns, principal, host, offset, [names, ...]] as
-# compact JSON, each decision as names (decision_names).
-
-
-def _body(head: str, items: Sequence[str]) -> bytes:
-    """A v3 body: its CRC, ``head`` (:func:`_head`) and the items."""
-    rest = "\t".join((head, *items)).encode()
-    return b"v3\t%08x\t%s" % (zlib.crc32(rest), rest)
-
-
-def _head(time_ns: int, principal: str, host: str, offset: int) -> str:
-    return f"{time_ns}\t{_json_string(principal)}\t{_json_string(host)}\t{int(offset)}"
-
-
-def cloud_events(line: Line, spool_id: str, encoder: AuditEventEncoder) -> list[tuple[bytes, bytes]]:
-    """A spool line as CloudEvents JSON records: (key = event id, value = the event).
-
-    The id is the spool's id and the event's sequence number: the same on every resend.
-    Raises ValueError (or TypeError, KeyError) for a body of no version it reads.
-    """
-    version = line.body[:3]
-    if version in (b"v3\t", b"v2\t"):
-        rest = line.body[12:]
-        if line.body[11:12] != b"\t" or int(line.body[3:11], 16) != zlib.crc32(rest):
-            raise ValueError(f"an audit spool line whose CRC does not match: {line.body[:40]!r}")
-        parts = rest.split(b"\t")
-        time_ns, principal, host, offset = int(parts[0]), parts[1], parts[2], int(parts[3])
-        if version == b"v3\t":
-            fragments = [encoder.fragment_of_item(item) for item in parts[4:]]
-        else:
-            fragments = parts[4:]
-    elif line.body.startswith(b"["):  # v1
-        time_ns, principal_text, host_text, offset, items = json.loads(line.body)
-        principal = _json_string(principal_text).encode()
-        host = _json_string(host_text).encode()
-        fragments = [encoder.fragment_of_names(item) for item in items]
-    else:
-        raise ValueError(f"an audit spool body of no known version: {line.body[:40]!r}")
-    if len(fragments) != line.count:
-        raise ValueError(f"{len(fragments)} decisions in a line that counts {line.count}")
-    prefix = spool_id.encode()
-    ids = [b"%s%016x" % (prefix, seq) for seq in range(line.seq, line.seq + line.count)]
-    values = encoder.encode_fragments(
-        event_ids=ids, time_ns=time_ns, principal_json=principal, host_json=host, offset=offset,
-        fragments=fragments,
-    )  # fmt: skip
-    return list(zip(ids, values, strict=True))
-
-
 class AuditEmitter:
     """Writes audited decisions to the spool; a sender ships them to the sink.
 
@@ -200,9 +77,6 @@ class AuditEmitter:
         spool_dir: Path,
         settings: AuditSettings | None = None,
     ) -> None:
-        # The sender's module builds on this one's settings and line format.
-        from replicator.server.audit.sender import Sender, SenderConfig, SenderProcess
-
         self.settings = settings or AuditSettings()
         s = self.settings
         self.spool = Spool(spool_dir, capacity=s.buffer_max_events, segment_bytes=s.segment_bytes)
@@ -256,8 +130,8 @@ class AuditEmitter:
             return
         item = self._items
         items = [item(actions[i], decisions[i]) for i in positions]
-        head = _head(time.time_ns(), principal, host, offset)
-        dropped = self.spool.append(len(items), _body(head, items), lambda n: _body(head, items[:n]))
+        head = line_head(time.time_ns(), principal, host, offset)
+        dropped = self.spool.append(len(items), line_body(head, items), lambda n: line_body(head, items[:n]))
         if dropped:
             _log.error(
                 "audit spool full (%d events not yet shipped): dropped %d events",
@@ -387,7 +261,7 @@ def _adopt_legacy_buffer(path: Path, spool: Spool, encoder: AuditEventEncoder) -
             ],
         ]  # fmt: skip
         time_ns = _time_ns(event["time"])
-        body = _body(_head(time_ns, data["principal"], data["host"], data["offset"]),
+        body = line_body(line_head(time_ns, data["principal"], data["host"], data["offset"]),
                      [encoder.item(item)])  # fmt: skip
         spool.append(1, body, _whole(body))
     path.rename(path.with_name(path.name + ".adopted"))

@@ -32,8 +32,10 @@ from pathlib import Path
 from typing import IO, Final, Protocol
 
 from replicator.contract.audit_event import AuditEventEncoder
-from replicator.server.audit.emitter import AuditSettings, AuditSink, AuditSinkOpener, cloud_events
+from replicator.server.audit.lines import cloud_events
 from replicator.server.audit.progress import SENT, SINK_UP, WRITTEN, Progress
+from replicator.server.audit.settings import AuditSettings
+from replicator.server.audit.sinks import AuditSink, AuditSinkOpener
 from replicator.server.audit.spool import Position, SpoolReader
 
 LOCK_FILE: Final = "sender.lock"

@@ -1,17 +1,40 @@
 """The audit log as a sender process opens it: the node describes it, the sender opens it.
 
-Each is a picklable :class:`~replicator.server.audit.emitter.AuditSinkOpener`, handed to the
-sender process at its start (:mod:`replicator.server.audit.sender`), with everything the sink
-needs: the embedded log's directory, or the Kafka topic and how to connect to it.
+A sink is what the sender appends events to (:class:`AuditSink`, the ``append`` of a change
+log).  Each opener here is a picklable :class:`AuditSinkOpener`, handed to the sender process at
+its start (:mod:`replicator.server.audit.sender`), with everything the sink needs: the embedded
+log's directory, or the Kafka topic and how to connect to it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from store.log import EmbeddedChangeLog, KafkaChangeLog, KafkaLogSettings
 from store.log.client_properties import KafkaClientProperties
+
+
+class AuditSink(Protocol):
+    """Where audit events go: the ``append`` of a :class:`~store.log.base.ChangeLog`."""
+
+    def append(
+        self, records: Sequence[tuple[bytes, bytes | None]], *, timeout: float = 10.0
+    ) -> list[int]: ...
+
+
+class ClosableAuditSink(AuditSink, Protocol):
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class AuditSinkOpener(Protocol):
+    """A way to open the sink in another process: picklable, and what it opens is closed there
+    (the openers below)."""
+
+    def open_sink(self) -> ClosableAuditSink: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
