@@ -110,8 +110,7 @@ def _no_cyclic_gc() -> Iterator[None]:
 
     The engine and the rows' decoding allocate millions of small acyclic objects, each freed
     by its count, while the states' millions of bindings stay alive: every full pass of the
-    collector walks them all and finds nothing (on the driver at 1,000,000 bindings, the
-    rows' decoding took five times as long with it running)."""
+    collector walks them all and finds nothing."""
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -43,20 +43,17 @@ LOCAL_CONF: Final = {
 _CODE_CACHE: Final = "-XX:ReservedCodeCacheSize=256m"
 QUERY_JVM_OPTIONS: Final = "-XX:TieredStopAtLevel=1 " + _CODE_CACHE
 """A local session's JVM (driver and executor at once) for a question or a short run: the
-client compiler alone.  On two cores the server compiler's threads took more CPU than a short
-job's own tasks (34 s against 18 s for a 200,000-event archive).  On the client compiler alone
-the JVM reserves 48 MB for compiled code, not 240: Spark compiles classes for every query and
-micro-batch, a long session filled it (a 10,000,000-event archive after 2.5 minutes), and the
+client compiler alone.  On two cores the server compiler's threads take more CPU than a short
+job's own tasks.  On the client compiler alone the JVM reserves 48 MB for compiled code, not
+240: Spark compiles classes for every query and micro-batch, a long session fills it, and the
 JVM then stops compiling for the rest of the session; hence 256 MB."""
 STREAM_JVM_OPTIONS: Final = _CODE_CACHE + " -XX:+UseParallelGC"
 """A local session's JVM for a streaming job (the archive, the audit job, the downgrade watch),
 which runs for as long as it is left running: both compilers, whose optimized code pays for
-its compiling within a minute or two (a 2,000,000-event archive: 82-84 s against 100-101 s on
-the client compiler alone); and the parallel collector, which spends less of two cores than G1
-on a stream of batches a few hundred megabytes each (an audit log drained in 300,000-record
-batches: 4.1-4.3 s a batch against 4.8 s; a 10,000,000-event archive: 96.9 and 104.2 s against
-104.3 s).  Its pauses stop the batch in hand for a fraction of a second, which a job whose
-latency is counted in seconds does not notice."""
+its compiling within a minute or two; and the parallel collector, which spends less of two
+cores than G1 on a stream of batches a few hundred megabytes each.  Its pauses stop the batch
+in hand for a fraction of a second, which a job whose latency is counted in seconds does not
+notice."""
 
 
 class SessionSetupError(Exception):

@@ -52,10 +52,9 @@ DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
 ARCHIVE_MAX_RECORDS_PER_BATCH: Final = 1_000_000
 """The archive's: each batch costs a fixed part (two Delta commits, a Spark job per table, the
 query's own bookkeeping) besides its rows, so a backlog drains faster in larger batches
-(``python -m bench history``, 10,000,000 events: 104.3 s against 116.9 s in batches of
-500,000).  A batch's rows pass through the driver (:class:`Archiver`): about 160 MB of Arrow
-columns for 1,000,000 events and as much again for their validity rows, which the local
-sessions' 2 GB driver (:mod:`jobs.session`) holds."""
+(``python -m bench history``).  A batch's rows pass through the driver (:class:`Archiver`) as
+Arrow columns, with as much again for their validity rows, which the local sessions' 2 GB
+driver (:mod:`jobs.session`) holds."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,7 +3,7 @@ the one fold in Python.
 
 Most of a log is ``AclCreated`` and ``AclDeleted`` events in the latest Avro format.  Read in
 the Python workers (:mod:`jobs.history.worker`) each costs a round trip through Arrow and
-about 9 µs of Python; Spark's own Avro reader (``from_avro``, the ``spark-avro`` module the
+the fold's Python; Spark's own Avro reader (``from_avro``, the ``spark-avro`` module the
 session's jars include) reads it where the record already is.  :func:`read_fast` takes a
 record only when its answer is provably the one :class:`store.fold_fast.FastAclDecoder`
 gives, and leaves every other record (null) for :func:`jobs.history.worker.decode_batches`:
@@ -103,8 +103,8 @@ def read_fast(records: Any) -> Any:
 
 
 DRIVER_DECODES_UP_TO: Final = 20_000
-"""The most records a batch leaves to the fold that the driver reads itself (about 9 µs each:
-0.2 s); more go back to the executors' Python workers, where every core decodes."""
+"""The most records a batch leaves to the fold that the driver reads itself (a fraction of a
+second of Python); more go back to the executors' Python workers, where every core decodes."""
 
 
 def decode_records(records: Any, *, driver_decodes_up_to: int = DRIVER_DECODES_UP_TO) -> pa.Table:

@@ -50,8 +50,7 @@ STATS_COLUMNS: Final = {EVENTS_DIR: "offset,timeMs", VALIDITY_DIR: "fromOffset,t
 """The columns each table keeps per-file statistics of (``delta.dataSkippingStatsColumns``):
 the ones questions filter files by.  Delta's default, the first 32 columns, costs the archive's
 writes the minimum, maximum and null count of every string column of every row, which no
-question can skip a file by (each file holds many names and principals): a 200,000-event
-archive took 24-25 s with these columns against 31-44 s with the default, alternating runs.
+question can skip a file by (each file holds many names and principals).
 Set when a table is created; an archive created earlier keeps its own setting."""
 
 
@@ -62,9 +61,8 @@ PLAIN_COLUMNS: Final = {
 """The string columns each table writes without Parquet's dictionary encoding
 (``parquet.enable.dictionary#<column>``): nearly every value differs from the others (a
 binding's id, a request id, a resource name), so the dictionary only grows until the writer
-gives it up, after hashing and comparing every value.  Written plain, a 1,000,000-event
-batch's ``events`` append took 1.5-1.6 s against 1.9-2.1 s, its ``validity`` rows 1.2-1.3 s
-against 1.4-1.5 s, and the files were no larger (42 against 43 MB).  The other columns (types,
+gives it up, after hashing and comparing every value; written plain they are faster to
+append and the files are no larger.  The other columns (types,
 operations, hosts, principals, actors) repeat, and keep it.  Set when a table is created, as
 table properties, which Delta hands to the Parquet writer."""
 
@@ -227,8 +225,7 @@ def open_rows(table: Any) -> Any:
     closed row of the same ``id`` and ``fromOffset`` supersedes.
 
     Over a whole table (the archive reads it once per run) an anti-join of two scans costs
-    about half of grouping every row as :func:`current_rows` does (9.5-14 s against
-    20-22 s for 100,000 open of 1,000,000 events' rows, measured alternating)."""
+    less than grouping every row as :func:`current_rows` does."""
     from pyspark.sql import functions as f
 
     closed = f.col("toOffset").isNotNull()
