@@ -1,7 +1,15 @@
 """Import directions of the codebase, read from the source with ``ast`` (nothing is imported).
 
-* the product (``store``, ``replicator``, ``jobs``, ``schemas``) imports no dev tooling
+The layers, top to bottom: ``cli`` (the composition root: the ``aclstore`` command); beside
+each other ``replicator`` (the replica, the sidecar server, the contract, the client) and
+``jobs`` (Spark); ``store`` (the model, the rules, the log, the fold); ``schemas``.  A layer
+imports only the layers below it, and no two modules import each other, directly or round a
+circle.
+
+* the product (``cli``, ``store``, ``replicator``, ``jobs``, ``schemas``) imports no dev tooling
   (``devtools``), no tests and no benchmarks;
+* nothing below the command line imports it; ``replicator`` and ``jobs`` do not import each
+  other; ``schemas`` imports no other package of the product;
 * ``store`` (the model, the rules, the log, the fold) imports neither the replicas nor the jobs;
 * the API contract imports neither the server, the client nor the CLI, nor an HTTP library;
 * the server imports neither the client nor the CLI; the client and the shared properties
@@ -21,7 +29,7 @@ import pytest
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("store", "replicator", "jobs", "schemas")
+PRODUCT = ("cli", "store", "replicator", "jobs", "schemas")
 
 
 @dataclass(frozen=True)
@@ -75,8 +83,105 @@ def test_the_product_imports_no_dev_tooling_tests_or_benchmarks(package: str) ->
     _check(package, ("devtools", "tests", "bench"))
 
 
+def test_nothing_below_the_command_line_imports_it() -> None:
+    for package in ("store", "replicator", "jobs", "schemas"):
+        _check(package, ("cli",))
+
+
+def test_the_replicas_and_the_jobs_do_not_import_each_other() -> None:
+    _check("replicator", ("jobs",))
+    _check("jobs", ("replicator",))
+
+
+def test_schemas_import_no_other_package_of_the_product() -> None:
+    _check("schemas", ("cli", "store", "replicator", "jobs"))
+
+
 def test_store_imports_neither_replicas_nor_jobs() -> None:
     _check("store", ("replicator", "jobs"))
+
+
+def module_graph(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """Each product module and the product modules it imports (at any depth of the file).
+
+    An import of a module's own enclosing package (its ``__init__``, the package's face) is
+    not an edge: the face hands on names, and a module reading a sibling through it is
+    counted as that sibling's importer only where it names the sibling."""
+    files: dict[str, Path] = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            files[".".join(parts)] = path
+
+    def known(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        edges = graph.setdefault(module, set())
+        for _, name in imports_of(path.read_text(encoding="utf-8")):
+            target = known(name)
+            if target is not None and target != module and not module.startswith(target + "."):
+                edges.add(target)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
+def test_no_modules_of_the_product_import_each_other_round_a_circle() -> None:
+    found = circles(module_graph(ROOT, PRODUCT))
+    assert not found, "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_circle_check_finds_a_circle_through_a_lazy_import(tmp_path: Path) -> None:
+    (tmp_path / "replicator" / "audit").mkdir(parents=True)
+    (tmp_path / "replicator" / "__init__.py").write_text("from replicator.a import x\n")
+    (tmp_path / "replicator" / "audit" / "__init__.py").write_text("")
+    (tmp_path / "replicator" / "a.py").write_text("from replicator.audit.b import y\n")
+    (tmp_path / "replicator" / "audit" / "b.py").write_text("def f():\n    from replicator.c import z\n")
+    (tmp_path / "replicator" / "c.py").write_text("import replicator.a\n")
+    assert circles(module_graph(tmp_path, ("replicator",))) == [
+        ["replicator.a", "replicator.audit.b", "replicator.c"]
+    ]
+    (tmp_path / "replicator" / "c.py").write_text("import replicator\n")  # its package's face
+    assert circles(module_graph(tmp_path, ("replicator",))) == []
 
 
 def test_the_contract_imports_neither_server_client_cli_nor_http() -> None:
