@@ -17,6 +17,7 @@ as the operator's client properties file says (``aclstore serve --log-config``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -451,17 +452,24 @@ class KafkaChangeLog:
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
+            client = self._offsets()
             try:
-                result = self._offsets().get_watermark_offsets(
+                result = client.get_watermark_offsets(
                     self._partition, timeout=max(0.01, remaining), cached=False
                 )
             except KafkaException as exc:
                 # Right after a topic is created or a broker restarts, the leader may not be
                 # known yet (and librdkafka does not flag every such error retriable): retry.
+                # This client is never assigned the partition, so librdkafka does not refresh
+                # its metadata by itself: a restarting broker that answered once without the
+                # partition left it "Unknown partition" (for over 15 s, seen after restarts).
+                # Ask for the topic's metadata, then retry.
                 if time.monotonic() + 0.05 >= deadline:
                     raise LogUnavailableError(
                         f"{self} did not report its watermarks within {timeout}s: {exc}"
                     ) from exc
+                with contextlib.suppress(KafkaException):
+                    client.list_topics(self.topic, timeout=max(0.01, deadline - time.monotonic()))
                 time.sleep(0.05)
                 continue
             if result is None:

@@ -301,7 +301,10 @@ def test_broker_restart_replica_keeps_answering_then_catches_up(
                 "User:alice", "h", read, min_offset=later, timeout=CATCH_UP_BOUND_S
             )
             assert answer.offset >= later
-            wait_until(lambda: replica.status().lag == 0, 5, "a current lag of 0")
+            deadline = time.monotonic() + 5
+            while (status := replica.status()).lag != 0:
+                assert time.monotonic() < deadline, f"no current lag of 0 within 5 s: {status}"
+                time.sleep(0.01)
             assert replica.status().log_error is None
             assert replica.describe(AclBindingFilter()).value == sorted(
                 replay(writer).bindings.values()
