@@ -1,7 +1,8 @@
 """``aclstore acls`` side by side with Kafka's own kafka-acls.sh (``org.apache.kafka.tools.AclCommand``).
 
 The same command lines (the examples of Kafka's authorization docs, duplicates, removals, lists
-with every pattern type and filter, the error cases of kafka-acls.sh, and generated ones) run
+with every pattern type and filter, the error cases of kafka-acls.sh, generated ones, values
+padded with control chars and Unicode spaces, and joptsimple's other spellings of options) run
 through Kafka's ``AclCommand`` against a real broker with ``StandardAuthorizer`` (all of them in
 one JVM: ``tests/java/AclCommandDriver.java``) and through ``aclstore acls`` against a fresh
 embedded store.  Each run's exit code, stdout and stderr must be equal, and so must the ACLs left
@@ -310,9 +311,99 @@ def padded(seed: int, count: int) -> list[str]:
     return lines
 
 
+# joptsimple's syntax, as Kafka's tools read options: -name is --name, --name=value and
+# -name=value give a value (a value given to an option without one is ignored), an option that
+# needs a value takes the next word whatever it is, one that may take one (--principal) takes the
+# next word unless it starts with - (a lone - is a value), and -- ends the options: the words
+# after it, as every word no option takes, are ignored.  No abbreviations: --top is no option,
+# and -l is the cluster of one-letter options l, which do not exist.
+OPTION_SYNTAX = [
+    "-list",
+    "-l",
+    "-li",
+    "--li",
+    "-list=yes",
+    "--list=yes",
+    "--topic=t1 --list",
+    "-topic=t1 -list",
+    "--list --top t1",
+    "--list -h",
+    "--list -xyz",
+    "--list ---list",
+    "--list --=x",
+    "--list -=x",
+    "--list - ''",
+    "--list --Topic t1",
+    "-add -allow-principal User:Bob -operation Read -topic single-dash -force",
+    "--add --allow-principal User:Bob --topic -dash-billing",
+    "--add --allow-principal User:Bob --topic --",
+    "--add --allow-principal User:Bob --topic --list",
+    "--add --allow-principal User:Bob --topic= --group g-empty",
+    "--add --allow-principal=-User:Bob --topic=-dash",
+    "--add --allow-principal User:Bob --operation -Read --topic t1",
+    "--add --allow-principal User:Bob --allow-host -1.2.3.4 --topic t1",
+    "--add --allow-principal User:Bob --resource-pattern-type -literal --topic t1",
+    "--add --allow-principal User:Bob --topic t1 --resource-pattern-type=prefixed",
+    "--add --allow-principal User:Bob --topic t1 -cluster=yes",
+    "--list --principal -x",
+    "--list --principal -",
+    "--list --principal --",
+    "--list --principal= --topic t1",
+    "--list --principal --topic t1",
+    "--list --topic",
+    "-list -topic",
+    "--list -- --topic t1",
+    "--list -- --bogus",
+    "-- --list",
+    "--add --allow-principal User:Bob --topic after-marker -- --cluster stray -- words",
+    "--list --topic -- -dash-billing",
+    "--remove --topic -dash-billing --force -- --topic t1",
+    "--list",
+]
+
+_VALUED = frozenset(
+    {"--topic", "--group", "--transactional-id", "--delegation-token", "--user-principal",
+     "--resource-pattern-type", "--operation", "--allow-principal", "--deny-principal",
+     "--allow-host", "--deny-host"}
+)  # fmt: skip
+
+
+def respelled(seed: int, count: int) -> list[str]:
+    """:func:`generated` lines in joptsimple's other spellings: some options as -name, some values
+    joined by =, some values replaced by words that start with -, and -- put somewhere."""
+    rng = random.Random(seed)
+    dashed = ["-dash-billing", "--", "--list", "-", "--topic", "-x"]
+    lines = []
+    for text in generated(seed, count)[:-1]:
+        words = shlex.split(text)
+        if "--force" in words:  # first, before any --: else a removal asks, in Kafka's hash order
+            words.remove("--force")
+            words.insert(0, "--force")
+        out: list[str] = []
+        while words:
+            word = words.pop(0)
+            if not word.startswith("--"):
+                out.append(word)
+                continue
+            name = word[1:] if rng.random() < 0.4 else word
+            if word in _VALUED and words:
+                value = words.pop(0)
+                if rng.random() < 0.15:
+                    value = rng.choice(dashed)
+                out += [f"{name}={value}"] if rng.random() < 0.25 else [name, value]
+            else:
+                out.append(name)
+        if rng.random() < 0.25:
+            out.insert(rng.randint(1, len(out)), "--")
+        lines.append(line(*out))
+    lines.append("--list")
+    return lines
+
+
 COMMAND_LINES = (
     DOCS + MORE + ERRORS + generated(seed=15, count=60) + PADDED + padded(seed=36, count=60)
-)
+    + OPTION_SYNTAX + respelled(seed=37, count=60)
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
