@@ -47,7 +47,12 @@ _COMMANDS = (serve, acls, authorize, configs, status, credentials, history, audi
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
-        prog="aclstore", description="An event-sourced Apache Kafka ACL store with replicas."
+        prog="aclstore",
+        description="An event-sourced Apache Kafka ACL store with replicas.",
+        # Every word after the command is the command's, but argparse first sorts them here,
+        # and with abbreviations on, `aclstore acls --list --=x` was "ambiguous" (--help,
+        # --version) before kafka-acls.sh's reading could refuse it.
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"aclstore {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -58,13 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if extra:
-        # A command that judges stray arguments itself (``acls``, as kafka-acls.sh) says so.
-        unrecognized = getattr(args, "unrecognized", None)
-        if unrecognized is None:
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
-        unrecognized(extra)
+    args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

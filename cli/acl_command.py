@@ -31,7 +31,7 @@ from store.acl import (
 )
 from store.errors import InvalidRequestError
 from store.kafka_apis import consumer_bindings, producer_bindings
-from store.principal import KafkaPrincipal
+from store.principal import KafkaPrincipal, java_trim
 
 
 class AclCommandError(InvalidRequestError):
@@ -138,16 +138,19 @@ _OPERATION_KEYS: Final = {op.name.replace("_", ""): op for op in AclOperation}
 
 
 def parse_operation(text: str) -> AclOperation:
-    """``SecurityUtils.operation``: the PascalCase name in any letter case (``DescribeConfigs``,
-    ``describeconfigs``, ``READ``), else UNKNOWN; ``DESCRIBE_CONFIGS`` is UNKNOWN, as in Kafka.
+    """``SecurityUtils.operation`` of the trimmed text (Java's ``trim``, as AclCommand's
+    ``getAcl``): the PascalCase name in any letter case (``DescribeConfigs``,
+    ``describeconfigs``, ``READ``), else UNKNOWN; ``DESCRIBE_CONFIGS`` is UNKNOWN, as in Kafka,
+    and so is ``Read`` after a no-break space (U+00A0 is no char ``trim`` removes).
 
     UNKNOWN and ANY are refused later, per resource type (:func:`_validate_operations`)."""
-    return _OPERATION_KEYS.get(text.strip().upper(), AclOperation.UNKNOWN)
+    return _OPERATION_KEYS.get(java_trim(text).upper(), AclOperation.UNKNOWN)
 
 
 def _principal(text: str) -> str:
+    """``SecurityUtils.parseKafkaPrincipal`` of the trimmed text (AclCommand's ``getPrincipals``)."""
     try:
-        return str(KafkaPrincipal.parse(text.strip()))
+        return str(KafkaPrincipal.parse(java_trim(text)))
     except InvalidRequestError as exc:
         raise AclExecutionError(exc.message) from exc
     except Exception as exc:  # InvalidPrincipalError is an AuthorizationError
@@ -185,14 +188,18 @@ def check_args(o: AclOptions) -> None:
 
 
 def resource_filters(o: AclOptions, *, required: bool) -> list[ResourcePatternFilter]:
-    """``getResourceFilter``: one filter per named resource, in option order."""
+    """``getResourceFilter``: one filter per named resource, in option order.
+
+    Names are trimmed as Kafka trims them, with Java's ``trim``: every char <= U+0020 at either
+    end goes, control chars too (U+0001 ``orders`` is ``orders``), and no other (``orders``
+    U+00A0 keeps its no-break space).  Transactional ids are not trimmed, as in Kafka."""
     pattern_type = parse_pattern_type(o.resource_pattern_type)
     filters: list[ResourcePatternFilter] = []
 
-    def add(rt: ResourceType, names: Iterable[str], strip: bool = True) -> None:
+    def add(rt: ResourceType, names: Iterable[str], trim: bool = True) -> None:
         for name in names:
             f = ResourcePatternFilter(
-                resource_type=rt, name=name.strip() if strip else name, pattern_type=pattern_type
+                resource_type=rt, name=java_trim(name) if trim else name, pattern_type=pattern_type
             )
             if f not in filters:
                 filters.append(f)
@@ -201,7 +208,7 @@ def resource_filters(o: AclOptions, *, required: bool) -> list[ResourcePatternFi
     if pattern_type is PatternType.LITERAL and (o.cluster or o.idempotent):
         filters.append(CLUSTER_FILTER)
     add(ResourceType.GROUP, o.groups)
-    add(ResourceType.TRANSACTIONAL_ID, o.transactional_ids, strip=False)  # as Kafka: untrimmed
+    add(ResourceType.TRANSACTIONAL_ID, o.transactional_ids, trim=False)  # as Kafka: untrimmed
     add(ResourceType.DELEGATION_TOKEN, o.delegation_tokens)
     add(ResourceType.USER, o.user_principals)
     if not filters and required:
@@ -213,14 +220,15 @@ def resource_filters(o: AclOptions, *, required: bool) -> list[ResourcePatternFi
 
 
 def _entries(o: AclOptions, operations: Iterable[AclOperation]) -> list[AccessControlEntry]:
-    """``getAcl``: principals x operations x hosts, ALLOW then DENY; hosts default to ``*``."""
+    """``getAcl``: principals x operations x hosts, ALLOW then DENY; hosts (trimmed as Java's
+    ``trim``, as Kafka's ``getHosts``) default to ``*``."""
     entries: list[AccessControlEntry] = []
     ops = list(dict.fromkeys(operations))
     for principals, hosts, permission in (
         (o.allow_principals, o.allow_hosts, AclPermissionType.ALLOW),
         (o.deny_principals, o.deny_hosts, AclPermissionType.DENY),
     ):
-        host_list = [h.strip() for h in hosts] or ([WILDCARD_HOST] if principals else [])
+        host_list = [java_trim(h) for h in hosts] or ([WILDCARD_HOST] if principals else [])
         for principal in dict.fromkeys(_principal(p) for p in principals):
             for op in ops:
                 for host in dict.fromkeys(host_list):

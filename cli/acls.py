@@ -7,7 +7,6 @@ The option rules, the bindings and filters they stand for and Kafka's texts live
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from typing import Any, NoReturn
 
@@ -67,8 +66,6 @@ EXECUTION_ERROR = "Error while executing ACL command: "
 OPTION_EXIT = 1
 """kafka-acls.sh exits 1 on every error: bad options and failed runs alike."""
 
-_MISSING_ARGUMENT = re.compile(r"argument --([\w-]+).*: expected one argument")
-
 
 def acls(args: argparse.Namespace) -> int:
     """kafka-acls.sh's streams and exit codes: option errors on stderr followed by the usage,
@@ -117,20 +114,9 @@ def _print_usage_error(parser: argparse.ArgumentParser, message: str) -> None:
 
 
 def _option_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
-    """argparse's complaints in joptsimple's words, as kafka-acls.sh prints them; exit 1."""
-    missing = _MISSING_ARGUMENT.fullmatch(message)
-    if missing:
-        message = f"Option {missing.group(1)} requires an argument"
+    """An option error as kafka-acls.sh prints one: the message, the usage; exit 1."""
     _print_usage_error(parser, message)
     raise SystemExit(OPTION_EXIT)
-
-
-def _unrecognized(parser: argparse.ArgumentParser, extra: list[str]) -> None:
-    """Arguments no option takes: joptsimple refuses the first unknown option and, as
-    kafka-acls.sh, ignores words that are not options."""
-    unknown = next((a for a in extra if a.startswith("-") and a != "-"), None)
-    if unknown is not None:
-        _option_error(parser, f"{unknown.lstrip('-').split('=', 1)[0]} is not a recognized option")
 
 
 AclClient = StoreClient | KafkaAclClient
@@ -256,9 +242,11 @@ def add_parser(commands: Any) -> None:
     parser: Parser = commands.add_parser(
         "acls", help="add, remove and list ACLs (kafka-acls.sh options)",
         description="Manage ACLs with kafka-acls.sh's options: one of --add, --remove, --list.",
-        allow_abbrev=False,  # as kafka-acls.sh: --top is not --topic
+        add_help=False,  # -h is no option of kafka-acls.sh (joptsimple reads it as the letter h)
     )  # fmt: skip
     parser.on_error = _option_error
+    parser.kafka_syntax = True  # -list, --topic -dash, -- ending the options, as kafka-acls.sh
+    parser.add_argument("--help", action="help", help="show this help message and exit")
     add_client_options(parser)
     b = parser.add_argument_group("kafka-acls.sh's broker options").add_argument
     b(
@@ -311,6 +299,4 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="with --add/--remove: print the access the change would widen and narrow; write nothing",
     )
-    parser.set_defaults(
-        handler=acls, acls_parser=parser, unrecognized=lambda extra: _unrecognized(parser, extra)
-    )
+    parser.set_defaults(handler=acls, acls_parser=parser)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
+from cli.kafka_options import Arity, KafkaOptionError, read_options
 from replicator.client import URL_ENV, ClientConfig, StoreClient
 from replicator.properties import read_properties
 from store.errors import InvalidConfigError
@@ -32,15 +33,71 @@ class Parser(argparse.ArgumentParser):
     """argparse, with errors as one line (``error: ...``) and exit code 2.
 
     A command that reports option errors its own way (``acls``, as kafka-acls.sh) sets
-    ``on_error``."""
+    ``on_error``; one whose command line is read as Kafka's tools read theirs (``acls``) sets
+    ``kafka_syntax``."""
 
     on_error: Callable[[argparse.ArgumentParser, str], NoReturn] | None = None
+    kafka_syntax = False
+    """Read the words with joptsimple's rules (:func:`cli.kafka_options.read_options`)
+    and apply the options found to this parser's actions; argparse reads none of the words."""
 
     def error(self, message: str) -> NoReturn:
         if self.on_error is not None:
             self.on_error(self, message)
         print(f"error: {message} (see `{self.prog} --help`)", file=sys.stderr)
         raise SystemExit(USAGE_EXIT)
+
+    def parse_known_args(  # one signature for typeshed's overloads, hence Any
+        self, args: Iterable[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
+        if not self.kafka_syntax:
+            return super().parse_known_args(args, namespace)
+        actions = _long_options(self)
+        arities = {name: _ARITIES[action.nargs] for name, action in actions.items()}
+        try:
+            options = read_options(list(sys.argv[1:] if args is None else args), arities)
+        except KafkaOptionError as exc:
+            self.error(exc.message)
+        namespace, _ = super().parse_known_args([], namespace)  # the defaults
+        for name, value in options:
+            action = actions[name]
+            given = action.const if value is None else self._checked(action, name, value)
+            action(self, namespace, given, f"--{name}")
+        return namespace, []
+
+    def _checked(self, action: argparse.Action, name: str, value: str) -> Any:
+        """``value`` converted by the action's ``type`` and checked against its ``choices``, with
+        argparse's messages."""
+        converted: Any = value
+        if callable(action.type):
+            try:
+                converted = action.type(value)
+            except (TypeError, ValueError, argparse.ArgumentTypeError):
+                kind = getattr(action.type, "__name__", repr(action.type))
+                self.error(f"argument --{name}: invalid {kind} value: {value!r}")
+        if action.choices is not None and converted not in action.choices:
+            choices = ", ".join(map(repr, action.choices))
+            self.error(f"argument --{name}: invalid choice: {value!r} (choose from {choices})")
+        return converted
+
+
+_ARITIES: dict[object, Arity] = {0: Arity.NONE, None: Arity.REQUIRED, "?": Arity.OPTIONAL}
+
+
+def _long_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The ``--name`` options of a parser (``-h`` is no Kafka option), by name.
+
+    argparse has no public list of a parser's options; ``_actions`` is where it keeps them."""
+    found: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        names = [option[2:] for option in action.option_strings if option.startswith("--")]
+        if names and action.nargs not in _ARITIES:
+            raise ValueError(
+                f"--{names[0]}: nargs={action.nargs!r} has no joptsimple reading; use 0 (a flag), "
+                "None (one value) or '?' (an optional value)"
+            )
+        found.update(dict.fromkeys(names, action))
+    return found
 
 
 def store_client(args: argparse.Namespace) -> StoreClient:

@@ -50,6 +50,7 @@ from store.settings import (
     check_alterable,
     check_config,
     format_gate_refusal,
+    format_version_of,
 )
 from store.validation import ValidationLayer, plan_create_acls, validate_filter
 
@@ -526,7 +527,7 @@ class AclAdmin:
         """
         if target is None:
             return None
-        version = int(target.strip())
+        version = format_version_of(target)
         analysis = analyse_downgrade(
             self.state.index.bindings(),
             self.state.settings,

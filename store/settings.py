@@ -60,9 +60,22 @@ def _check_boolean(value: str) -> None:
         )
 
 
-def _check_format_version(value: str) -> None:
+def format_version_of(value: str) -> int:
+    """The version an ``acl.format.version`` value names: its decimal digits, trimmed as every
+    setting's value is (Java's ``trim``: U+0001 ``2`` is 2).  The check of a new value, the
+    downgrade analysis and the settings read it this one way, so that a value the check accepts
+    is one the others can read."""
     text = java_trim(value)
-    if not text.isdigit() or int(text) not in SUPPORTED_FORMAT_VERSIONS:
+    if not text.isdecimal():
+        raise InvalidConfigError(
+            f"invalid value {value!r} for {FORMAT_VERSION_CONFIG}: use one of "
+            f"{', '.join(map(str, SUPPORTED_FORMAT_VERSIONS))}"
+        )
+    return int(text)
+
+
+def _check_format_version(value: str) -> None:
+    if format_version_of(value) not in SUPPORTED_FORMAT_VERSIONS:
         raise InvalidConfigError(
             f"invalid value {value!r} for {FORMAT_VERSION_CONFIG}: use one of "
             f"{', '.join(map(str, SUPPORTED_FORMAT_VERSIONS))}"
@@ -156,7 +169,7 @@ class StoreSettings:
 
     @property
     def format_version(self) -> int:
-        return int(java_trim(self.value(FORMAT_VERSION_CONFIG)))
+        return format_version_of(self.value(FORMAT_VERSION_CONFIG))
 
     def authorizer_config(self, extra_super_users: Iterable[str] = ()) -> AuthorizerConfig:
         """The decision rules' settings; ``extra_super_users`` come from the local process."""

@@ -139,10 +139,53 @@ def test_list_filters() -> None:
         ("describe_configs", AclOperation.UNKNOWN),
         ("Reed", AclOperation.UNKNOWN),
         ("Any", AclOperation.ANY),
+        # Trimmed with Java's trim: chars <= U+0020 go (control chars too), Unicode spaces stay.
+        ("Describe\x01", AclOperation.DESCRIBE),
+        ("\x0b\tRead\r\n", AclOperation.READ),
+        ("Read\u00a0", AclOperation.UNKNOWN),
+        ("\u2003All", AclOperation.UNKNOWN),
+        ("\x85Read", AclOperation.UNKNOWN),
     ],
 )
 def test_operation_names_as_kafkas_security_utils(text: str, operation: AclOperation) -> None:
     assert ac.parse_operation(text) is operation
+
+
+def test_names_principals_and_hosts_are_trimmed_as_java_trims_them() -> None:
+    """AclCommand trims every value with ``String.trim`` but transactional ids: U+0001 goes, a
+    no-break space (U+00A0), U+2003 and U+0085 stay (Python's ``strip`` does the opposite)."""
+    o = opts(
+        "add",
+        allow_principals=["\u00a0User:x", "\x01User:y\r"],
+        allow_hosts=["\x0b10.0.0.1\u00a0", "\t10.0.0.2\x1f"],
+        operations=["\x1fAll\x01"],
+        topics=["name\u00a0", "\x01\x1fname"],
+        groups=["\u2003g\x85"],
+        transactional_ids=["\x01tx\u00a0"],
+        delegation_tokens=["\ttok\n"],
+        user_principals=["\x01User:Fred\u00a0"],
+    )
+    plans = ac.bindings_to_add(o)
+    assert [(p.resource_type.name, p.name) for p, _ in plans] == [
+        ("TOPIC", "name\u00a0"),
+        ("TOPIC", "name"),
+        ("GROUP", "\u2003g\x85"),
+        ("TRANSACTIONAL_ID", "\x01tx\u00a0"),
+        ("DELEGATION_TOKEN", "tok"),
+        ("USER", "User:Fred\u00a0"),
+    ]
+    assert {(b.principal, b.host) for b in plans[0][1]} == {
+        (principal, host)
+        for principal in ("\u00a0User:x", "User:y")
+        for host in ("10.0.0.1\u00a0", "10.0.0.2")
+    }
+    assert {b.operation for _, bindings in plans for b in bindings} == {AclOperation.ALL}
+    assert ac.list_principals(opts("list", list_principals=["\x01User:y\t", "\u00a0User:x"])) == [
+        "User:y",
+        "\u00a0User:x",
+    ]
+    with pytest.raises(ac.AclExecutionError, match=r"but got $"):  # nothing is left of it
+        ac.bindings_to_add(opts("add", allow_principals=["\x01\x1f"], topics=["t"]))
 
 
 def test_unknown_and_any_operations_fail_as_in_kafka() -> None:

@@ -1,7 +1,8 @@
 """``aclstore acls`` side by side with Kafka's own kafka-acls.sh (``org.apache.kafka.tools.AclCommand``).
 
 The same command lines (the examples of Kafka's authorization docs, duplicates, removals, lists
-with every pattern type and filter, the error cases of kafka-acls.sh, and generated ones) run
+with every pattern type and filter, the error cases of kafka-acls.sh, generated ones, values
+padded with control chars and Unicode spaces, and joptsimple's other spellings of options) run
 through Kafka's ``AclCommand`` against a real broker with ``StandardAuthorizer`` (all of them in
 one JVM: ``tests/java/AclCommandDriver.java``) and through ``aclstore acls`` against a fresh
 embedded store.  Each run's exit code, stdout and stderr must be equal, and so must the ACLs left
@@ -227,7 +228,182 @@ def generated(seed: int, count: int) -> list[str]:
     return lines
 
 
-COMMAND_LINES = DOCS + MORE + ERRORS + generated(seed=15, count=60)
+def line(*words: str) -> str:
+    """A command line whose words ``shlex.split`` gives back exactly, whatever they hold."""
+    return shlex.join(words)
+
+
+# Java's String.trim() removes every char <= U+0020 from both ends and nothing else; Python's
+# str.strip() removes Unicode whitespace instead (U+00A0, U+2003, U+0085...) and keeps U+0001.
+TRIMMED_PADS = ["\x01", "\x1f", "\t", "\n", "\x0b", "\r", " "]
+KEPT_PADS = ["\u00a0", "\u2003", "\u3000", "\x85", "\u2028", "\x7f", "\u200b", "\ufeff"]
+
+# Values padded with both kinds: what Kafka trims (names, principals, hosts, operations; not
+# transactional ids) and what it keeps, stored, listed, refused.
+PADDED = [
+    line("--add", "--allow-principal", "User:Bob", "--topic", "name\u00a0"),
+    line("--add", "--allow-principal", "User:Bob", "--operation", "Read\u00a0", "--topic", "pad-",
+         "--resource-pattern-type", "prefixed"),
+    line("--add", "--allow-principal", "User:Bob", "--operation", "\u2003All", "--cluster"),
+    line("--add", "--allow-principal", "User:Bob", "--group", "\x01name"),
+    line("--add", "--allow-principal", "User:Bob", "--operation", "Describe\x01", "--group", "name"),
+    line("--add", "--allow-principal", "\u00a0User:x", "--allow-host", "\x0b10.0.0.1\u00a0",
+         "--deny-principal", "\x01User:y\r", "--deny-host", "\t10.0.0.2\x1f", "--topic", "t-pad"),
+    line("--list", "--principal", "\u00a0User:x"),
+    line("--list", "--principal", "\x01User:y"),
+    line("--list", "--topic", "\x1fname\u00a0\t", "--group", "name\n"),
+    line("--add", "--allow-principal", "User:Bob", "--transactional-id", "\x01tx\u00a0"),
+    line("--list", "--transactional-id", "\x01tx\u00a0", "--transactional-id", "tx"),
+    line("--add", "--allow-principal", "User:Bob", "--operation", "Describe", "--delegation-token",
+         "\ttok\u2003"),
+    line("--add", "--allow-principal", "User:Bob", "--operation", "\x85CreateTokens",
+         "--user-principal", "User:Fred"),
+    line("--add", "--allow-principal", "User:Bob", "--operation", "\x0bDescribeTokens\x01",
+         "--user-principal", "\x01User:Fred\x85"),
+    line("--add", "--allow-principal", "\x01\u00a0", "--topic", "t-pad"),
+    line("--add", "--allow-principal", "User:Bob", "--topic", "\x01\t"),
+    line("--add", "--allow-principal", "User:Bob", "--allow-host", "\x01", "--topic", "t-pad"),
+    line("--remove", "--allow-principal", "\x01User:y", "--deny-principal", "\x01User:y\r",
+         "--deny-host", "10.0.0.2", "--topic", "\tt-pad", "--force"),
+    line("--remove", "--topic", "name\u00a0", "--force"),
+    line("--list"),
+]
+
+
+def padded(seed: int, count: int) -> list[str]:
+    """Random adds, lists and removals whose names, principals, hosts and operations carry control
+    chars, Unicode spaces and other chars at either end."""
+    rng = random.Random(seed)
+    names = {"topic": ["orders", "Test-"], "group": ["Group-1"], "transactional-id": ["tx-"],
+             "delegation-token": ["tok"], "user-principal": ["User:Fred"]}  # fmt: skip
+    operations = {"topic": ["Read", "Write", "All"], "group": ["Read", "Describe"],
+                  "transactional-id": ["Write", "Describe"], "delegation-token": ["Describe"],
+                  "user-principal": ["CreateTokens", "DescribeTokens"]}  # fmt: skip
+
+    def pad(value: str) -> str:
+        if rng.random() < 0.3:
+            return value
+        pads = TRIMMED_PADS + KEPT_PADS
+        left = "".join(rng.choices(pads, k=rng.randint(0, 2)))
+        right = "".join(rng.choices(pads, k=rng.randint(0 if left else 1, 2)))
+        return left + value + right
+
+    lines = []
+    for _ in range(count):
+        action = rng.choice(["--add"] * 3 + ["--list", "--remove"])
+        kind = rng.choice(list(names))
+        words = [action, f"--{kind}", pad(rng.choice(names[kind]))]
+        if rng.random() < 0.3:
+            words += ["--resource-pattern-type", "prefixed" if action == "--add" else "match"]
+        if action == "--list":
+            if rng.random() < 0.5:
+                words += ["--principal", pad(rng.choice(["User:Bob", "User:Alice"]))]
+        else:
+            side = rng.choice(["allow", "deny"])
+            words += [f"--{side}-principal", pad(rng.choice(["User:Bob", "User:Alice"]))]
+            if rng.random() < 0.5:
+                words += [f"--{side}-host", pad(rng.choice(["10.0.0.1", "*"]))]
+            words += ["--operation", pad(rng.choice(operations[kind]))]
+        if action == "--remove":
+            words.append("--force")
+        lines.append(line(*words))
+    lines.append("--list")
+    return lines
+
+
+# joptsimple's syntax, as Kafka's tools read options: -name is --name, --name=value and
+# -name=value give a value (a value given to an option without one is ignored), an option that
+# needs a value takes the next word whatever it is, one that may take one (--principal) takes the
+# next word unless it starts with - (a lone - is a value), and -- ends the options: the words
+# after it, as every word no option takes, are ignored.  No abbreviations: --top is no option,
+# and -l is the cluster of one-letter options l, which do not exist.
+OPTION_SYNTAX = [
+    "-list",
+    "-l",
+    "-li",
+    "--li",
+    "-list=yes",
+    "--list=yes",
+    "--topic=t1 --list",
+    "-topic=t1 -list",
+    "--list --top t1",
+    "--list -h",
+    "--list -xyz",
+    "--list ---list",
+    "--list --=x",
+    "--list -=x",
+    "--list - ''",
+    "--list --Topic t1",
+    "-add -allow-principal User:Bob -operation Read -topic single-dash -force",
+    "--add --allow-principal User:Bob --topic -dash-billing",
+    "--add --allow-principal User:Bob --topic --",
+    "--add --allow-principal User:Bob --topic --list",
+    "--add --allow-principal User:Bob --topic= --group g-empty",
+    "--add --allow-principal=-User:Bob --topic=-dash",
+    "--add --allow-principal User:Bob --operation -Read --topic t1",
+    "--add --allow-principal User:Bob --allow-host -1.2.3.4 --topic t1",
+    "--add --allow-principal User:Bob --resource-pattern-type -literal --topic t1",
+    "--add --allow-principal User:Bob --topic t1 --resource-pattern-type=prefixed",
+    "--add --allow-principal User:Bob --topic t1 -cluster=yes",
+    "--list --principal -x",
+    "--list --principal -",
+    "--list --principal --",
+    "--list --principal= --topic t1",
+    "--list --principal --topic t1",
+    "--list --topic",
+    "-list -topic",
+    "--list -- --topic t1",
+    "--list -- --bogus",
+    "-- --list",
+    "--add --allow-principal User:Bob --topic after-marker -- --cluster stray -- words",
+    "--list --topic -- -dash-billing",
+    "--remove --topic -dash-billing --force -- --topic t1",
+    "--list",
+]
+
+_VALUED = frozenset(
+    {"--topic", "--group", "--transactional-id", "--delegation-token", "--user-principal",
+     "--resource-pattern-type", "--operation", "--allow-principal", "--deny-principal",
+     "--allow-host", "--deny-host"}
+)  # fmt: skip
+
+
+def respelled(seed: int, count: int) -> list[str]:
+    """:func:`generated` lines in joptsimple's other spellings: some options as -name, some values
+    joined by =, some values replaced by words that start with -, and -- put somewhere."""
+    rng = random.Random(seed)
+    dashed = ["-dash-billing", "--", "--list", "-", "--topic", "-x"]
+    lines = []
+    for text in generated(seed, count)[:-1]:
+        words = shlex.split(text)
+        if "--force" in words:  # first, before any --: else a removal asks, in Kafka's hash order
+            words.remove("--force")
+            words.insert(0, "--force")
+        out: list[str] = []
+        while words:
+            word = words.pop(0)
+            if not word.startswith("--"):
+                out.append(word)
+                continue
+            name = word[1:] if rng.random() < 0.4 else word
+            if word in _VALUED and words:
+                value = words.pop(0)
+                if rng.random() < 0.15:
+                    value = rng.choice(dashed)
+                out += [f"{name}={value}"] if rng.random() < 0.25 else [name, value]
+            else:
+                out.append(name)
+        if rng.random() < 0.25:
+            out.insert(rng.randint(1, len(out)), "--")
+        lines.append(line(*out))
+    lines.append("--list")
+    return lines
+
+
+COMMAND_LINES = (
+    DOCS + MORE + ERRORS + generated(seed=15, count=60) + PADDED + padded(seed=36, count=60)
+    + OPTION_SYNTAX + respelled(seed=37, count=60)
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -245,9 +421,12 @@ def run_kafka(bootstrap: str, lines: list[str]) -> tuple[list[Outcome], set[tupl
         json.dumps(["--bootstrap-server", bootstrap, *shlex.split(line)]) + "\n" for line in lines
     )
     stdin += json.dumps(["#describe", bootstrap]) + "\n"
-    out = run_harness(build, "AclCommandDriver", classpath, args=[SETTLE_MS], stdin=stdin, timeout=300)
-    *answers, held = [json.loads(line) for line in out.splitlines() if line.strip()]
+    out = run_harness(build, "AclCommandDriver", classpath, args=[SETTLE_MS], stdin=stdin, timeout=600)
+    # Line feeds only: the answers hold U+0085 and U+2028 unescaped, which splitlines() splits at.
+    *answers, held = [json.loads(text) for text in out.split("\n") if text.strip()]
     assert len(answers) == len(lines), f"the driver answered {len(answers)} of {len(lines)} lines"
+    for text, answer in zip(lines, answers, strict=True):  # every char reached AclCommand
+        assert answer["argv"][2:] == shlex.split(text), f"AclCommand received {answer['argv']!a}"
     outcomes = [Outcome(a["exit"], a["out"], a["err"]) for a in answers]
     return outcomes, {tuple(row) for row in held["bindings"]}
 
@@ -337,8 +516,8 @@ def test_aclstore_acls_prints_and_stores_what_kafka_acls_does(tmp_path: Path) ->
                 or normal_stderr(k.err, ours=False) != normal_stderr(o.err, ours=True)
             ):
                 differences.append(
-                    f"$ kafka-acls {line}\n  kafka exit {k.exit}\n  out {k.out[:1500]!r}\n  err "
-                    f"{k.err[:300]!r}\n  ours exit {o.exit}\n  out {o.out[:1500]!r}\n  err {o.err[:300]!r}"
+                    f"$ kafka-acls {line!a}\n  kafka exit {k.exit}\n  out {k.out[:1500]!a}\n  err "
+                    f"{k.err[:300]!a}\n  ours exit {o.exit}\n  out {o.out[:1500]!a}\n  err {o.err[:300]!a}"
                 )
         assert not differences, f"{len(differences)} of {len(COMMAND_LINES)} differ:\n" + "\n".join(
             differences[:8]

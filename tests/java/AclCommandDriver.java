@@ -7,10 +7,15 @@
  *   java AclCommandDriver SETTLE_MS < LINES
  *       LINES holds one JSON array of strings per line: the arguments of one kafka-acls.sh run
  *       (with --bootstrap-server).  For each, in order, prints one JSON object
- *       {"exit": code, "out": stdout text, "err": stderr text}.  After a run that changed ACLs
- *       (--add, --remove) the driver waits SETTLE_MS: the broker answers CreateAcls and
- *       DeleteAcls once the controller committed them, and its authorizer (which the next
- *       run's DescribeAcls reads) applies the change a moment later.
+ *       {"exit": code, "out": stdout text, "err": stderr text, "argv": the arguments as
+ *       AclCommand received them, so that a test can check that every character arrived}.
+ *       The JSON is read as UTF-8 and its escapes give any char, control chars too; the
+ *       answers are UTF-8 with control chars escaped (but not U+0085, U+2028 or U+2029: split
+ *       them into lines at line feeds only).  After a run that may have changed ACLs (an argument
+ *       --add, -add, --remove, -remove, with or without =value) the driver waits SETTLE_MS:
+ *       the broker answers CreateAcls and DeleteAcls once the controller committed them, and
+ *       its authorizer (which the next run's DescribeAcls reads) applies the change a moment
+ *       later.
  *       A line ["#describe", BOOTSTRAP] instead prints every ACL the broker holds, one JSON
  *       object {"bindings": [[resourceType, name, patternType, principal, host, operation,
  *       permissionType], ...]} from Admin.describeAcls(AclBindingFilter.ANY).
@@ -125,8 +130,10 @@ public final class AclCommandDriver {
             answer.put("exit", run.exit == null ? 0 : run.exit);
             answer.put("out", run.exit == null ? run.text(run.out) : run.outAtExit);
             answer.put("err", run.exit == null ? run.text(run.err) : run.errAtExit);
+            ArrayNode received = answer.putArray("argv");
+            argv.forEach(received::add);
             realOut.println(JSON.writeValueAsString(answer));
-            if (settleMs > 0 && (argv.contains("--add") || argv.contains("--remove"))) {
+            if (settleMs > 0 && argv.stream().anyMatch(arg -> arg.matches("--?(add|remove)(=.*)?"))) {
                 Thread.sleep(settleMs);
             }
         }

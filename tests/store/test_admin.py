@@ -389,6 +389,8 @@ def test_configs_are_events_with_defaults_described(
         ({"no.such.config": "1"}, InvalidConfigError),
         ({"allow.everyone.if.no.acl.found": "yes"}, InvalidConfigError),
         ({"acl.format.version": "4"}, InvalidConfigError),
+        ({"acl.format.version": "\u00b2"}, InvalidConfigError),  # a digit, but no decimal one
+        ({"acl.format.version": "\u00a02"}, InvalidConfigError),  # trim keeps U+00A0
         ({"super.users": "alice"}, SuperUsersConfigError),
         ({}, InvalidRequestError),
     ],
@@ -419,6 +421,19 @@ def test_validate_only_and_the_policy(log: EmbeddedChangeLog) -> None:
     assert seen[-1].actor == ADMIN and seen[-1].configs == {
         "allow.everyone.if.no.acl.found": "true"
     }
+
+
+def test_a_format_version_is_trimmed_as_java_trims_it(admin: AclAdmin) -> None:
+    """Settings' values are trimmed with Java's trim (chars <= U+0020, control chars too): the
+    check and the downgrade analysis read the version alike (the analysis used str.strip, kept
+    the U+0001 and failed with a ValueError on a value the check had accepted)."""
+    admin.create_acls([acl(RT.TOPIC, "t-", PT.PREFIXED, "User:u", OP.READ)], actor=ADMIN)
+    for value in ("\x012", "2\x01\t", " 3\x1f"):
+        changed = admin.alter_configs({"acl.format.version": value}, actor=ADMIN).changed
+        assert changed == ("acl.format.version",)
+    # Version 1 has no PREFIXED pattern: the analysis read "\x011" as 1 and refuses it.
+    with pytest.raises(InvalidConfigError, match=r"cannot lower acl\.format\.version to 1"):
+        admin.alter_configs({"acl.format.version": "\x011"}, actor=ADMIN)
 
 
 def test_format_gating(admin: AclAdmin, log: EmbeddedChangeLog) -> None:
