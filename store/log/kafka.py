@@ -17,7 +17,6 @@ as the operator's client properties file says (``aclstore serve --log-config``).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
@@ -43,6 +42,8 @@ from store.log.client_properties import KafkaClientProperties
 
 DAY_MS: Final = 24 * 3600 * 1000
 PARTITION: Final = 0
+_LOCALLY_UNKNOWN: Final = frozenset({KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC})
+"""librdkafka's own verdicts on a topic or partition (not the broker's): its metadata says so."""
 _log = logging.getLogger("aclstore.log.kafka")
 
 
@@ -435,41 +436,48 @@ class KafkaChangeLog:
             )
 
     def _offsets(self) -> Consumer:
-        """A client that is never assigned a partition, only asked for watermarks.
+        """A client that is never assigned a partition, only asked for watermarks (the caller
+        holds ``_offsets_lock``).
 
         The reader's own connection would answer a ListOffsets only after its pending long-poll
         Fetch (a broker answers one request per connection at a time): up to
         ``fetch.wait.max.ms`` of extra latency on every catch-up.
         """
-        with self._offsets_lock:
-            if self._offsets_client is None:
-                config = self.settings.consumer_config(self.bootstrap_servers, self.client)
-                self._offsets_client = Consumer(config)
-            return self._offsets_client
+        if self._offsets_client is None:
+            config = self.settings.consumer_config(self.bootstrap_servers, self.client)
+            self._offsets_client = Consumer(config)
+        return self._offsets_client
 
     def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
         """Ask the partition leader (never a cached value), retrying until ``timeout``."""
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
-            client = self._offsets()
-            try:
-                result = client.get_watermark_offsets(
-                    self._partition, timeout=max(0.01, remaining), cached=False
-                )
-            except KafkaException as exc:
+            failure: KafkaException | None = None
+            with self._offsets_lock:  # one request at a time, so that the client can be replaced
+                client = self._offsets()
+                try:
+                    result = client.get_watermark_offsets(
+                        self._partition, timeout=max(0.01, remaining), cached=False
+                    )
+                except KafkaException as exc:
+                    failure = exc
+                    error = exc.args[0] if exc.args else None
+                    if isinstance(error, KafkaError) and error.code() in _LOCALLY_UNKNOWN:
+                        # This client is never assigned the partition, so librdkafka does not
+                        # refresh the topic's metadata for it: after a restarting broker
+                        # answered once without the partition, it kept saying "Unknown
+                        # partition" (over 20 s in the tests), even after list_topics.  A new
+                        # client starts from the broker's metadata as it is now.
+                        self._offsets_client = None
+                        client.close()
+            if failure is not None:
                 # Right after a topic is created or a broker restarts, the leader may not be
                 # known yet (and librdkafka does not flag every such error retriable): retry.
-                # This client is never assigned the partition, so librdkafka does not refresh
-                # its metadata by itself: a restarting broker that answered once without the
-                # partition left it "Unknown partition" (for over 15 s, seen after restarts).
-                # Ask for the topic's metadata, then retry.
                 if time.monotonic() + 0.05 >= deadline:
                     raise LogUnavailableError(
-                        f"{self} did not report its watermarks within {timeout}s: {exc}"
-                    ) from exc
-                with contextlib.suppress(KafkaException):
-                    client.list_topics(self.topic, timeout=max(0.01, deadline - time.monotonic()))
+                        f"{self} did not report its watermarks within {timeout}s: {failure}"
+                    ) from failure
                 time.sleep(0.05)
                 continue
             if result is None:
@@ -483,7 +491,10 @@ class KafkaChangeLog:
                 self._producer.flush(5.0)
                 self._producer = None
         with self._read_lock:
-            for consumer in (self._consumer, self._offsets_client):
-                if consumer is not None:
-                    consumer.close()
-            self._consumer = self._offsets_client = None
+            if self._consumer is not None:
+                self._consumer.close()
+                self._consumer = None
+        with self._offsets_lock:
+            if self._offsets_client is not None:
+                self._offsets_client.close()
+                self._offsets_client = None
