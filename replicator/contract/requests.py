@@ -74,6 +74,9 @@ class IdentityKind(enum.Enum):
     """A Kerberos name, mapped by ``sasl.kerberos.principal.to.local.rules``."""
 
 
+_IDENTITY_KEYS: Final = tuple(kind.value for kind in IdentityKind)
+
+
 @dataclass(frozen=True, slots=True)
 class Identity:
     """The identity of an authorize request, before principal mapping."""
@@ -124,7 +127,7 @@ class DecisionRequest(Message):
     @classmethod
     def check_body(cls, value: dict[str, Any], path: str) -> None:
         """Exactly one of ``principal``, ``sslDistinguishedName`` or ``kerberosPrincipal``."""
-        given = [kind.value for kind in IdentityKind if value.get(kind.value) is not None]
+        given = [key for key in _IDENTITY_KEYS if value.get(key) is not None]
         if len(given) != 1:
             raise BadRequestError(
                 'give exactly one identity: principal ("User:bob"), sslDistinguishedName '
@@ -134,10 +137,12 @@ class DecisionRequest(Message):
     @property
     def identity(self) -> Identity:
         """The one identity given (the parser refuses none or several)."""
-        given = (self.principal, self.ssl_distinguished_name, self.kerberos_principal)
-        for kind, text in zip(IdentityKind, given, strict=True):
-            if text is not None:
-                return Identity(kind, text)
+        if self.principal is not None:
+            return Identity(IdentityKind.PRINCIPAL, self.principal)
+        if self.ssl_distinguished_name is not None:
+            return Identity(IdentityKind.SSL_DISTINGUISHED_NAME, self.ssl_distinguished_name)
+        if self.kerberos_principal is not None:
+            return Identity(IdentityKind.KERBEROS_PRINCIPAL, self.kerberos_principal)
         raise BadRequestError("no identity: give principal, sslDistinguishedName or kerberosPrincipal")
 
     @property

@@ -213,14 +213,15 @@ class SidecarService:
         started = time.perf_counter()
         self._check_decision_caller(request)
         body = requests.authorize_request(request.json())
-        principal = self.identities.principal(body.identity)
+        identity = body.identity
+        principal = self.identities.principal(identity)
         answer = self.replica.authorize(
             principal, body.host, body.actions, min_offset=body.min_offset, timeout=body.timeout_s
         )
         decisions = answer.value
         out = answers.authorize_answer(
             decisions, answer.offset, explain=body.explain,
-            mapped_principal=self._mapped(body.identity, principal),
+            mapped_principal=self._mapped(identity, principal),
         )  # fmt: skip
         self._account(
             "authorize", principal, body.host, body.actions, decisions, answer.offset,
@@ -234,7 +235,8 @@ class SidecarService:
         started = time.perf_counter()
         self._check_decision_caller(request)
         body = requests.by_resource_type_request(request.json())
-        principal = self.identities.principal(body.identity)
+        identity = body.identity
+        principal = self.identities.principal(identity)
         answer = self.replica.authorize_by_resource_type(
             principal, body.host, body.operation, body.resource_type,
             min_offset=body.min_offset, timeout=body.timeout_s,
@@ -242,7 +244,7 @@ class SidecarService:
         decision = answer.value
         out = answers.by_resource_type_answer(
             decision, answer.offset, explain=body.explain,
-            mapped_principal=self._mapped(body.identity, principal),
+            mapped_principal=self._mapped(identity, principal),
         )  # fmt: skip
         # "Some resource of this type": audited with the wildcard name and pattern type ANY.
         probe = Action(body.operation, body.resource_type, "*", PatternType.ANY)
@@ -259,7 +261,8 @@ class SidecarService:
         started = time.perf_counter()
         self._check_decision_caller(request)
         body = requests.request_check_request(request.json())
-        principal = self.identities.principal(body.identity)
+        identity = body.identity
+        principal = self.identities.principal(identity)
         steps = checks_for(
             body.api_key, topics=body.topics, group=body.group, groups=body.groups,
             transactional_id=body.transactional_id, idempotent=body.idempotent,
@@ -285,7 +288,7 @@ class SidecarService:
         out = answers.request_check_answer(
             api_key=body.api_key, api_name=requests.api_name(body.api_key), steps=decided,
             offset=answer.offset, explain=body.explain,
-            mapped_principal=self._mapped(body.identity, principal),
+            mapped_principal=self._mapped(identity, principal),
         )  # fmt: skip
         self._account("authorize_request", principal, body.host, actions, decisions, answer.offset)
         self.metrics.observe_latency("authorize_request", time.perf_counter() - started)
