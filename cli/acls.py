@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from cli import acl_command as ac
@@ -19,10 +20,11 @@ from cli.common import (
     add_resource_options,
     store_client,
 )
-from cli.output import failed_results, print_json, print_offset
+from cli.output import failed_results, first_failure, print_json, print_offset
 from replicator.client import StoreClient
 from replicator.client.kafka_acls import KafkaAclClient
-from replicator.contract.bindings import binding_from_json, binding_json, filter_json
+from replicator.contract.answers import CreateResult, DeleteResult
+from replicator.contract.bindings import binding_json
 from replicator.properties import read_properties
 from store.acl import AclBinding, AclBindingFilter
 from store.errors import StoreError
@@ -131,20 +133,18 @@ def _client(args: argparse.Namespace) -> AclClient:
     return KafkaAclClient(args.bootstrap_server, properties)
 
 
-def _describe(client: AclClient, acl_filter: Any) -> tuple[list[AclBinding], int | None]:
-    answer = client.send("describe_acls", {"filter": filter_json(acl_filter)})
-    offset = answer["offset"]
-    return [binding_from_json(b) for b in answer["bindings"]], None if offset is None else int(offset)
+def _describe(client: AclClient, acl_filter: AclBindingFilter) -> tuple[list[AclBinding], int | None]:
+    answer = client.describe_acls(acl_filter)
+    return answer.bindings, answer.offset
 
 
-def _failure(answer: dict[str, Any]) -> str | None:
+def _failure(results: Sequence[CreateResult] | Sequence[DeleteResult]) -> str | None:
     """The first refused item of a batch write, as AclCommand prints it (it stops there)."""
-    failed = failed_results(answer)
-    if not failed:
+    refused = first_failure(results)
+    if refused is None:
         return None
-    error = failed[0]["error"]
-    message = " ".join(error["message"].split())
-    return ac.item_error_text(int(error.get("kafkaErrorCode", -1)), message)
+    error = refused[1]
+    return ac.item_error_text(error.kafka_error_code, " ".join(error.message.split()))
 
 
 def _acls_add(client: AclClient, options: ac.AclOptions, fmt: str) -> int:
@@ -152,10 +152,9 @@ def _acls_add(client: AclClient, options: ac.AclOptions, fmt: str) -> int:
     created; the first refusal ends the run (resources after it are not tried)."""
     plans = ac.bindings_to_add(options)
     if fmt == "json":
-        everything = [binding_json(b) for _, bindings in plans for b in bindings]
-        answer = client.send("create_acls", {"bindings": everything})
-        print_json(answer)
-        return FAILURE_EXIT if any(r["error"] for r in answer["results"]) else 0
+        answer = client.create_acls([b for _, bindings in plans for b in bindings])
+        print_json(answer.to_json())
+        return FAILURE_EXIT if failed_results(answer.results) else 0
     offset = None
     for pattern, bindings in plans:
         existing, _ = _describe(client, AclBindingFilter(pattern_filter=pattern.to_filter()))
@@ -167,11 +166,11 @@ def _acls_add(client: AclClient, options: ac.AclOptions, fmt: str) -> int:
             continue
         listed = "\n".join(f"\t{ac.entry_text(b.entry)}" for b in fresh)
         print(f"Adding ACLs for resource `{ac.pattern_text(pattern)}`: \n {listed}\n")
-        answer = client.send("create_acls", {"bindings": [binding_json(b) for b in fresh]})
-        failure = _failure(answer)
+        answer = client.create_acls(fresh)
+        failure = _failure(answer.results)
         if failure is not None:
             raise ac.AclExecutionError(failure)
-        offset = answer["offset"]
+        offset = answer.offset
     if offset is not None:
         print_offset(offset, stderr=True)
     return 0
@@ -197,14 +196,14 @@ def _acls_remove(client: AclClient, options: ac.AclOptions, fmt: str, *, force: 
             filters.extend(plan.filters)
     if not filters:
         return 0
-    answer = client.send("delete_acls", {"filters": [filter_json(f) for f in filters]})
+    answer = client.delete_acls(filters)
     if fmt == "json":
-        print_json(answer)
-        return FAILURE_EXIT if failed_results(answer) else 0
-    failure = _failure(answer)
+        print_json(answer.to_json())
+        return FAILURE_EXIT if failed_results(answer.results) else 0
+    failure = _failure(answer.results)
     if failure is not None:
         raise ac.AclExecutionError(failure)
-    print_offset(answer["offset"], stderr=True)
+    print_offset(answer.offset, stderr=True)
     return 0
 
 

@@ -8,49 +8,66 @@ a type (``--resource-type``).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Final, NamedTuple
 
 from cli import acl_command as ac
 from cli.common import add_client_options, add_resource_options, store_client
 from cli.output import print_json, print_offset
 from replicator.client import StoreClient
-from replicator.contract.bindings import RESOURCE_NAME, binding_from_json
-from replicator.contract.requests import IdentityKind
+from replicator.contract.answers import Reason
+from replicator.contract.bindings import RESOURCE_NAME
+from replicator.contract.fields import SPECIFIC_OPS, SPECIFIC_TYPES
+from replicator.contract.kinds import KafkaEnum
+from replicator.contract.requests import (
+    API_KEY,
+    AuthorizeAction,
+    AuthorizeRequest,
+    ByResourceTypeRequest,
+    RequestCheckRequest,
+)
+from store.acl import AclOperation, ResourceType
+
+_OPERATION: Final = KafkaEnum(AclOperation, SPECIFIC_OPS)
+_RESOURCE_TYPE: Final = KafkaEnum(ResourceType, SPECIFIC_TYPES)
 
 
-def _identity(args: argparse.Namespace) -> dict[str, str]:
-    given = {
-        IdentityKind.PRINCIPAL.value: args.principal,
-        IdentityKind.SSL_DISTINGUISHED_NAME.value: args.ssl_dn,
-        IdentityKind.KERBEROS_PRINCIPAL.value: args.kerberos_principal,
-    }
-    chosen = {k: v for k, v in given.items() if v is not None}
-    if len(chosen) != 1:
+class _Identity(NamedTuple):
+    principal: str | None
+    ssl_distinguished_name: str | None
+    kerberos_principal: str | None
+
+
+def _identity(args: argparse.Namespace) -> _Identity:
+    identity = _Identity(args.principal, args.ssl_dn, args.kerberos_principal)
+    if sum(value is not None for value in identity) != 1:
         raise ac.AclCommandError("give exactly one of --principal, --ssl-dn, --kerberos-principal")
-    return chosen
+    return identity
 
 
 def authorize(args: argparse.Namespace) -> int:
-    body: dict[str, Any] = {**_identity(args), "host": args.host, "explain": args.explain}
-    if args.min_offset is not None:
-        body["minOffset"] = args.min_offset
+    """The names given are checked here, by the contract's own readers (the messages the node
+    would answer with), before anything is sent."""
+    identity = _identity(args)
     with store_client(args) as client:
         if args.api_key is not None:
-            return _authorize_request(client, args, body)
+            return _authorize_request(client, args, identity)
         if args.resource_type is not None:
-            return _authorize_by_resource_type(client, args, body)
+            return _authorize_by_resource_type(client, args, identity)
         actions = _actions(args)
-        body["actions"] = actions
-        answer = client.send("authorize", body)
+        answer = client.authorize(AuthorizeRequest(
+            **identity._asdict(), host=args.host, explain=args.explain, min_offset=args.min_offset,
+            actions=[AuthorizeAction(_OPERATION.read(op, "", "--operation"), ResourceType[rt], name)
+                     for op, rt, name in actions],
+        ))  # fmt: skip
     if args.format == "json":
-        print_json({**answer, "actions": actions})
+        shown = [{"operation": op, "resourceType": rt, RESOURCE_NAME: name} for op, rt, name in actions]
+        print_json({**answer.to_json(), "actions": shown})
         return 0
-    reasons = answer.get("reasons") or [None] * len(actions)
-    for action, result, reason in zip(actions, answer["results"], reasons, strict=True):
+    reasons: list[Reason | None] = [*answer.reasons] if answer.reasons else [None] * len(actions)
+    for (op, rt, name), result, reason in zip(actions, answer.results, reasons, strict=True):
         why = f"  {_reason_text(reason)}" if reason else ""
-        print(f"{result:<8} {action['operation']:<16} {action['resourceType']:<16} "
-              f"{action[RESOURCE_NAME]}{why}")  # fmt: skip
-    print_offset(answer["offset"])
+        print(f"{result.value:<8} {op:<16} {rt:<16} {name}{why}")
+    print_offset(answer.offset)
     return 0
 
 
@@ -63,7 +80,8 @@ _RESOURCE_OPTIONS = (
 )
 
 
-def _actions(args: argparse.Namespace) -> list[dict[str, str]]:
+def _actions(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    """(operation as given, resource type, name) for each resource and ``--operation``."""
     resources: list[tuple[str, str]] = []
     for option, rt in _RESOURCE_OPTIONS:
         resources.extend((rt, name) for name in getattr(args, option) or ())
@@ -74,59 +92,57 @@ def _actions(args: argparse.Namespace) -> list[dict[str, str]]:
             "name at least one resource (--topic, --group, --cluster, ...) and one --operation, "
             "or use --api-key or --resource-type"
         )
-    return [
-        {"operation": op, "resourceType": rt, RESOURCE_NAME: name}
-        for rt, name in resources
-        for op in args.operation
-    ]
+    return [(op, rt, name) for rt, name in resources for op in args.operation]
 
 
 def _authorize_by_resource_type(
-    client: StoreClient, args: argparse.Namespace, body: dict[str, Any]
+    client: StoreClient, args: argparse.Namespace, identity: _Identity
 ) -> int:
     if not args.operation or len(args.operation) != 1:
         raise ac.AclCommandError("--resource-type needs exactly one --operation")
-    body.update(operation=args.operation[0], resourceType=args.resource_type)
-    answer = client.send("authorize_by_resource_type", body)
+    answer = client.authorize_by_resource_type(ByResourceTypeRequest(
+        **identity._asdict(), host=args.host, explain=args.explain, min_offset=args.min_offset,
+        operation=_OPERATION.read(args.operation[0], "", "--operation"),
+        resource_type=_RESOURCE_TYPE.read(args.resource_type, "", "--resource-type"),
+    ))  # fmt: skip
     if args.format == "json":
-        print_json(answer)
+        print_json(answer.to_json())
     else:
-        why = f"  {_reason_text(answer['reason'])}" if "reason" in answer else ""
-        print(f"{answer['result']}  {args.operation[0].upper()} on some "
+        why = f"  {_reason_text(answer.reason)}" if answer.reason is not None else ""
+        print(f"{answer.result.value}  {args.operation[0].upper()} on some "
               f"{args.resource_type.upper()}{why}")  # fmt: skip
-        print_offset(answer["offset"])
+        print_offset(answer.offset)
     return 0
 
 
-def _authorize_request(client: StoreClient, args: argparse.Namespace, body: dict[str, Any]) -> int:
-    body.update(
-        apiKey=args.api_key, topics=args.topic or [], groups=args.group or [],
-        idempotent=args.idempotent, follower=args.follower, autoCreate=args.auto_create,
-        brokerConfigs=args.broker_configs,
-    )  # fmt: skip
-    if args.group and len(args.group) == 1:
-        body["group"] = args.group[0]
-    if args.transactional_id:
-        body["transactionalId"] = args.transactional_id[0]
-    answer = client.send("authorize_request", body)
+def _authorize_request(client: StoreClient, args: argparse.Namespace, identity: _Identity) -> int:
+    groups = args.group or []
+    answer = client.authorize_request(RequestCheckRequest(
+        **identity._asdict(), host=args.host, explain=args.explain, min_offset=args.min_offset,
+        api_key=API_KEY.read(args.api_key, "", "--api-key"), topics=args.topic or [],
+        groups=groups, group=groups[0] if len(groups) == 1 else None,
+        transactional_id=args.transactional_id[0] if args.transactional_id else None,
+        idempotent=args.idempotent, follower=args.follower, auto_create=args.auto_create,
+        broker_configs=args.broker_configs,
+    ))  # fmt: skip
     if args.format == "json":
-        print_json(answer)
+        print_json(answer.to_json())
         return 0
-    print(f"{answer['result']}  {answer['apiName']} ({answer['apiKey']})")
-    for step in answer["steps"]:
+    print(f"{answer.result.value}  {answer.api_name} ({answer.api_key})")
+    for step in answer.steps:
         checks = " or ".join(
-            f"{c['operation']} {c['resourceType']}:{c[RESOURCE_NAME]}={c['result']}"
-            for c in step["anyOf"]
+            f"{c.operation.name} {c.resource_type.name}:{c.resource_name}={c.result.value}"
+            for c in step.any_of
         )
-        print(f"  {step['result']:<8} {checks}")
-    print_offset(answer["offset"])
+        print(f"  {step.result.value:<8} {checks}")
+    print_offset(answer.offset)
     return 0
 
 
-def _reason_text(reason: dict[str, Any]) -> str:
-    if "binding" in reason:
-        return f"by {ac.binding_text(binding_from_json(reason['binding']))}"
-    return f"({reason['rule']}: {reason['description']})"
+def _reason_text(reason: Reason) -> str:
+    if reason.binding is not None:
+        return f"by {ac.binding_text(reason.binding)}"
+    return f"({reason.rule.name}: {reason.description})"
 
 
 def add_parser(commands: Any) -> None:

@@ -84,15 +84,15 @@ def _describe(client: StoreClient, args: argparse.Namespace) -> int:
         raise ac.AclCommandError(
             "--add-config, --delete-config, --validate-only and --force-reason need --alter"
         )
-    answer = client.send("describe_configs", {"names": args.name or []})
+    answer = client.describe_configs(args.name or [])
     if args.format == "json":
-        print_json(answer)
+        print_json(answer.to_json())
         return 0
     print("Configs of the store are:")
-    for entry in answer["configs"]:
-        origin = "default" if entry["isDefault"] else "set"
-        print(f"  {entry['name']}={entry['value']} ({origin})")
-    print_offset(answer["offset"])
+    for entry in answer.configs:
+        origin = "default" if entry.is_default else "set"
+        print(f"  {entry.name}={entry.value} ({origin})")
+    print_offset(answer.offset)
     return 0
 
 
@@ -104,19 +104,18 @@ def _alter(client: StoreClient, args: argparse.Namespace) -> int:
         changes[name] = None
     if not changes:
         raise ac.AclCommandError("--alter needs --add-config k=v or --delete-config k")
-    body: dict[str, object] = {"configs": changes, "validateOnly": args.validate_only}
-    if args.force_reason is not None:
-        body["forceReason"] = args.force_reason
-    answer = client.send("alter_configs", body)
+    answer = client.alter_configs(
+        changes, validate_only=args.validate_only, force_reason=args.force_reason
+    )
     if args.format == "json":
-        print_json(answer)
+        print_json(answer.to_json())
     elif args.validate_only:
         print(f"Validated (nothing changed): {', '.join(sorted(changes))}")
-    elif answer["changed"]:
-        print(f"Completed updating config(s): {', '.join(answer['changed'])} "
-              f"(log offset {answer['offset']})")  # fmt: skip
+    elif answer.changed:
+        print(f"Completed updating config(s): {', '.join(answer.changed)} "
+              f"(log offset {answer.offset})")  # fmt: skip
     else:
-        print(f"Nothing to change: the settings have these values (log offset {answer['offset']})")
+        print(f"Nothing to change: the settings have these values (log offset {answer.offset})")
     return 0
 
 

@@ -19,7 +19,7 @@ from cli.common import FAILURE_EXIT, add_client_options, store_client
 from cli.downgrade_watch import add_watch_options
 from cli.output import print_json, print_offset
 from replicator.client import StoreClient
-from replicator.contract.bindings import binding_from_json, binding_json, filter_json
+from replicator.contract.bindings import binding_json
 from store.access_diff import AclState, access_diff, older_reader_state
 from store.acl import ANY_FILTER, AclBinding
 from store.authorizer import AuthorizerConfig
@@ -35,20 +35,19 @@ class InconsistentReadError(StoreError):
 def live_state(client: StoreClient) -> tuple[AclState, int]:
     """The node's live bindings and settings, read at one log offset."""
     for _ in range(_CONSISTENT_READ_TRIES):
-        configs = client.send("describe_configs", {"names": []})
-        acls = client.send("describe_acls", {"filter": filter_json(ANY_FILTER)})
-        if int(configs["offset"]) == int(acls["offset"]):
+        configs = client.describe_configs()
+        acls = client.describe_acls(ANY_FILTER)
+        if configs.offset == acls.offset:
             break
     else:
         raise InconsistentReadError(
             "the log kept moving while reading the ACLs and the settings at one offset "
             f"({_CONSISTENT_READ_TRIES} tries); retry when writes pause"
         )
-    properties = {c["name"]: c["value"] for c in configs["configs"]}
+    properties = {c.name: c.value for c in configs.configs}
     config = AuthorizerConfig.from_properties(properties, ignore_unknown=True)
-    bindings = [binding_from_json(b) for b in acls["bindings"]]
-    state = AclState.of(bindings, config.super_users, config.allow_everyone_if_no_acl_found)
-    return state, int(acls["offset"])
+    state = AclState.of(acls.bindings, config.super_users, config.allow_everyone_if_no_acl_found)
+    return state, configs.offset
 
 
 def downgrade_check(args: argparse.Namespace) -> int:

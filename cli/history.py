@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from cli.access_output import DELTA_COLUMNS, delta_cells, delta_json, diff_lines
 from cli.common import add_client_options, add_log_config_option, log_client, store_client
-from cli.output import failed_results
+from cli.output import first_failure
 from replicator.client import StoreClient
-from replicator.contract.bindings import binding_json, filter_json
+from replicator.contract.bindings import BINDING_OR_INVALID
 from store.acl import AclBinding, AclOperation, ResourceType
 from store.errors import InvalidConfigError, StoreError
 from store.principal import KafkaPrincipal, PrincipalFormatError
@@ -236,22 +236,19 @@ def apply_plan(
     """
     if not (creates or deletes or settings):
         return Applied((), 0, 0)
-    body: dict[str, object] = {
-        "deletes": [filter_json(b.to_filter()) for b in deletes],
-        "creates": [binding_json(b) for b in creates],
-    }
-    if settings:
-        body["configs"] = dict(settings)
-    answer = client.send("alter_acls", body)
-    failed_deletes = failed_results({"results": answer["deleteResults"]})
-    if failed_deletes:
-        raise RestoreError(f"restore: deleting ACLs failed: {failed_deletes[0]['error']['message']}")
-    failed_creates = failed_results({"results": answer["createResults"]})
-    if failed_creates:
-        first = failed_creates[0]
-        raise RestoreError(f"restore: creating {first['binding']} failed: {first['error']['message']}")
-    deleted = sum(len(r["deleted"]) for r in answer["deleteResults"])
-    return Applied((int(answer["offset"]),), deleted, len(creates))
+    answer = client.alter_acls(
+        deletes=[b.to_filter() for b in deletes], creates=creates, configs=dict(settings)
+    )
+    refused_delete = first_failure(answer.delete_results)
+    if refused_delete is not None:
+        raise RestoreError(f"restore: deleting ACLs failed: {refused_delete[1].message}")
+    refused_create = first_failure(answer.create_results)
+    if refused_create is not None:
+        result, error = refused_create
+        shown = BINDING_OR_INVALID.write(result.binding)  # the binding as the node answered it
+        raise RestoreError(f"restore: creating {shown} failed: {error.message}")
+    deleted = sum(len(r.deleted) for r in answer.delete_results)
+    return Applied((answer.offset,), deleted, len(creates))
 
 
 class RestoreError(StoreError):

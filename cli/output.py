@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeVar
+
+from replicator.contract.answers import ItemError
 
 
 def print_json(value: Any) -> None:
@@ -21,6 +24,22 @@ def print_offset(offset: object, *, stderr: bool = False) -> None:
     print(f"(log offset {offset})", file=sys.stderr if stderr else sys.stdout)
 
 
-def failed_results(answer: dict[str, Any]) -> list[dict[str, Any]]:
+class _ItemResult(Protocol):
+    @property
+    def error(self) -> ItemError | None: ...
+
+
+R = TypeVar("R", bound=_ItemResult)
+
+
+def failed_results(results: Sequence[R]) -> list[R]:
     """The per-item results of a batch write (create or delete) that carry an error."""
-    return [r for r in answer["results"] if r["error"]]
+    return [r for r in results if r.error is not None]
+
+
+def first_failure(results: Sequence[R]) -> tuple[R, ItemError] | None:
+    """The first per-item result of a batch write that carries an error, and the error."""
+    for result in results:
+        if result.error is not None:
+            return result, result.error
+    return None

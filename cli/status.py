@@ -11,11 +11,11 @@ from cli.output import print_json
 
 def status(args: argparse.Namespace) -> int:
     with store_client(args) as client:
-        answer = client.send("status")
+        figures = client.status().to_json()
     if args.format == "json":
-        print_json(answer)
+        print_json(figures)
         return 0
-    for key, value in answer.items():
+    for key, value in figures.items():
         print(f"{key:<16} {value}")
     return 0
 

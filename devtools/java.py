@@ -6,7 +6,9 @@ The differential tests and benchmarks drive Kafka's real classes (``StandardAuth
 classpath (usually :func:`devtools.maven.kafka_classpath`) into
 ``<source dir>/build/<Name>-<hash>/``, keyed by a hash of the source text and the classpath,
 so an unchanged harness is compiled once and an edited one (or another Kafka version) never
-runs stale classes.  :func:`run_harness` runs the compiled main class with text on stdin.
+runs stale classes.  A harness may declare a package (to reach a package-private class of the
+plugin); its main class is then run by its qualified name.  :func:`run_harness` runs the
+compiled main class with text on stdin.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def compile_harness(source: Path, classpath: Sequence[Path | str]) -> Path:
     digest = hashlib.sha256(source.read_bytes() + b"\0" + cp.encode()).hexdigest()[:16]
     build_root = source.parent / "build"
     target = build_root / f"{source.stem}-{digest}"
-    if (target / f"{source.stem}.class").exists():
+    if target.is_dir() and any(target.rglob(f"{source.stem}.class")):  # in its package's folder
         return target
     build_root.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{source.stem}-", dir=build_root))

@@ -2,11 +2,14 @@
 
 * :mod:`replicator.client.config`: where to connect and with which credential (``--store``,
   ``ACLSTORE_URL``, ``--command-config`` files such as ``admin.properties``).
-* :mod:`replicator.client.http`: :class:`StoreClient`, one keep-alive HTTP(S) connection,
-  errors as :class:`StoreClientError`.
+* :mod:`replicator.client.http`: :class:`StoreClient`, one keep-alive HTTP(S) connection, a
+  method per endpoint taking and returning the contract's types, errors as
+  :class:`StoreClientError`.
+* :mod:`replicator.client.kafka_acls`: the same ACL methods through a Kafka broker running
+  aclstore's plugin (kafka-acls.sh's ``--bootstrap-server``).
 
-Bodies are built and answers read with :mod:`replicator.contract`; nothing here imports the
-server (:mod:`replicator.server`).
+Requests and answers are :mod:`replicator.contract`'s declared types; nothing here imports
+the server (:mod:`replicator.server`).
 """
 
 from replicator.client.config import DEFAULT_URL, URL_ENV, ClientConfig

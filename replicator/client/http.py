@@ -1,7 +1,10 @@
-"""The HTTP client of the sidecar API: one keep-alive connection, JSON in and out.
+"""The HTTP client of the sidecar API: one keep-alive connection, typed requests and answers.
 
-Used by the ``aclstore`` CLI (and handy in scripts); request bodies and answers have the
-shapes of :mod:`replicator.contract`.
+Used by the ``aclstore`` CLI (and handy in scripts).  Each method sends the contract's request
+(:mod:`replicator.contract.requests`) and returns the contract's answer
+(:mod:`replicator.contract.answers`), read and checked as the server wrote it: an answer that
+does not follow the contract is a :class:`StoreClientError`, not a ``KeyError`` later.
+:meth:`StoreClient.call` sends raw JSON, for probing the wire itself.
 """
 
 from __future__ import annotations
@@ -10,12 +13,46 @@ import contextlib
 import http.client
 import json
 import ssl
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from replicator.client.config import ClientConfig
-from replicator.contract.endpoints import endpoint
+from replicator.contract import endpoints
+from replicator.contract.answers import (
+    AlterAclsAnswer,
+    AlterConfigsAnswer,
+    AuthorizeAnswer,
+    ByResourceTypeAnswer,
+    CreateAclsAnswer,
+    DeleteAclsAnswer,
+    DescribeAclsAnswer,
+    DescribeConfigsAnswer,
+    ErrorAnswer,
+    OffsetWaitAnswer,
+    ReplicaStatusAnswer,
+    RequestCheckAnswer,
+)
+from replicator.contract.declare import Message
+from replicator.contract.endpoints import Endpoint
+from replicator.contract.fields import BadRequestError
+from replicator.contract.requests import (
+    AlterAclsRequest,
+    AlterConfigsBody,
+    AuthorizeRequest,
+    ByResourceTypeRequest,
+    CreateAclsRequest,
+    DeleteAclsRequest,
+    DescribeAclsRequest,
+    DescribeConfigsRequest,
+    OffsetWaitRequest,
+    RequestCheckRequest,
+)
+from store.acl import ANY_FILTER, AclBinding, AclBindingFilter
 from store.errors import StoreError
+
+Q = TypeVar("Q", bound=Message)
+A = TypeVar("A", bound=Message)
 
 
 class StoreClientError(StoreError):
@@ -32,7 +69,8 @@ class StoreClientError(StoreError):
 
 
 class StoreClient:
-    """One keep-alive connection to a node; JSON in and out; errors as StoreClientError."""
+    """One keep-alive connection to a node; the contract's requests in, its answers out;
+    errors as StoreClientError."""
 
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
@@ -64,7 +102,7 @@ class StoreClient:
         return self._conn
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
-        """Send one request; return the decoded JSON answer of a 2xx, raise otherwise."""
+        """Send raw JSON; return the decoded JSON answer of a 2xx, raise otherwise."""
         payload = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Accept": "application/json"}
         if payload is not None:
@@ -103,17 +141,88 @@ class StoreClient:
                 decoded = json.loads(decoded)
         if 200 <= response.status < 300:
             return decoded
-        if isinstance(decoded, dict) and "message" in decoded:
-            message = str(decoded["message"])
-            error = str(decoded.get("error", ""))
-        else:
+        try:
+            refused = ErrorAnswer.from_json(decoded)
+        except BadRequestError:  # not the node's error body (a proxy's page, say)
             message, error = f"HTTP {response.status} {response.reason}", ""
+        else:
+            message, error = refused.message, refused.error
         raise StoreClientError(message, status=response.status, error=error)
 
-    def send(self, name: str, body: Any = None) -> Any:
-        """Call the contract's endpoint ``name`` (``describe_acls``: POST /v1/acls/describe)."""
-        target = endpoint(name)
-        return self.call(target.method, target.path, body)
+    def send(self, endpoint: Endpoint[Q, A], request: Q | None = None) -> A:
+        """Send ``request`` to ``endpoint``; its answer, read as the endpoint's answer type."""
+        if endpoint.answer is None:
+            raise TypeError(f"{endpoint.name} has no JSON answer: use call() or text()")
+        answer = self.call(endpoint.method, endpoint.path, None if request is None else request.to_json())
+        try:
+            return endpoint.answer.from_json(answer)
+        except BadRequestError as exc:
+            raise StoreClientError(
+                f"the answer of {self.config.url}{endpoint.path} does not follow the API "
+                f"(is it an aclstore node of this version?): {exc.message}",
+                status=200,
+            ) from exc
+
+    # --- decisions ----------------------------------------------------------------------------
+
+    def authorize(self, request: AuthorizeRequest) -> AuthorizeAnswer:
+        return self.send(endpoints.AUTHORIZE, request)
+
+    def authorize_by_resource_type(self, request: ByResourceTypeRequest) -> ByResourceTypeAnswer:
+        return self.send(endpoints.AUTHORIZE_BY_RESOURCE_TYPE, request)
+
+    def authorize_request(self, request: RequestCheckRequest) -> RequestCheckAnswer:
+        return self.send(endpoints.AUTHORIZE_REQUEST, request)
+
+    def wait_offset(self, request: OffsetWaitRequest) -> OffsetWaitAnswer:
+        return self.send(endpoints.WAIT_OFFSET, request)
+
+    # --- ACL administration (KIP-140) ---------------------------------------------------------
+
+    def create_acls(self, bindings: Sequence[AclBinding]) -> CreateAclsAnswer:
+        return self.send(endpoints.CREATE_ACLS, CreateAclsRequest(items=list(bindings)))
+
+    def describe_acls(
+        self, acl_filter: AclBindingFilter = ANY_FILTER, *, min_offset: int | None = None
+    ) -> DescribeAclsAnswer:
+        request = DescribeAclsRequest(acl_filter=acl_filter, min_offset=min_offset)
+        return self.send(endpoints.DESCRIBE_ACLS, request)
+
+    def delete_acls(self, filters: Sequence[AclBindingFilter]) -> DeleteAclsAnswer:
+        return self.send(endpoints.DELETE_ACLS, DeleteAclsRequest(filters=list(filters)))
+
+    def alter_acls(
+        self,
+        *,
+        deletes: Sequence[AclBindingFilter] = (),
+        creates: Sequence[AclBinding] = (),
+        configs: Mapping[str, str | None] | None = None,
+    ) -> AlterAclsAnswer:
+        """Deletes, creates and settings written as one batch, at one offset."""
+        request = AlterAclsRequest(
+            deletes=list(deletes), creates=list(creates), configs=dict(configs or {})
+        )
+        return self.send(endpoints.ALTER_ACLS, request)
+
+    # --- configs (KIP-133) and the node -------------------------------------------------------
+
+    def describe_configs(self, names: Sequence[str] = ()) -> DescribeConfigsAnswer:
+        """The store's settings (no names: every one)."""
+        return self.send(endpoints.DESCRIBE_CONFIGS, DescribeConfigsRequest(names=list(names)))
+
+    def alter_configs(
+        self, configs: Mapping[str, str | None], *, validate_only: bool = False,
+        force_reason: str | None = None,
+    ) -> AlterConfigsAnswer:  # fmt: skip
+        """Set settings (None resets one to its default); ``validate_only`` writes nothing."""
+        request = AlterConfigsBody(
+            configs=dict(configs), validate_only=validate_only, force_reason=force_reason
+        )
+        return self.send(endpoints.ALTER_CONFIGS, request)
+
+    def status(self) -> ReplicaStatusAnswer:
+        """The replica's figures (``/v1/status``)."""
+        return self.send(endpoints.STATUS)
 
     def text(self, path: str) -> str:
         """GET a non-JSON resource (``/metrics``)."""

@@ -1,17 +1,17 @@
-"""The JSON values of the API: decoding, typed fields, Kafka enum names, limits.
+"""The JSON values of the API: decoding, Kafka enum names, limits, the 400 error.
 
-Pure functions, no I/O.  Every reader raises :class:`BadRequestError` whose message names the
+Pure functions, no I/O.  Every error is a :class:`BadRequestError` whose message names the
 field (as a JSON path such as ``actions[2].operation``), the offending value and what would be
-accepted.  Enum names are accepted as Kafka's ``fromString`` reads them (any letter case,
-``DescribeConfigs`` or ``DESCRIBE_CONFIGS``); a name Kafka does not know is a 400, never
-``UNKNOWN``: a typo in a request must not silently become a different question.
+accepted (the field kinds that raise them: :mod:`replicator.contract.kinds`).  Enum names are
+accepted as Kafka's ``fromString`` reads them (any letter case, ``DescribeConfigs`` or
+``DESCRIBE_CONFIGS``); a name Kafka does not know is a 400, never ``UNKNOWN``: a typo in a
+request must not silently become a different question.
 """
 
 from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
 from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
@@ -59,7 +59,7 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-# --- fields -----------------------------------------------------------------------------------
+# --- values -----------------------------------------------------------------------------------
 
 
 def show(value: Any) -> str:
@@ -67,89 +67,22 @@ def show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def obj(value: Any, path: str, known: frozenset[str]) -> Mapping[str, Any]:
-    """A JSON object with only ``known`` keys (an unknown key is a typo, refused by name)."""
-    if not isinstance(value, dict):
-        raise BadRequestError(f"{path or 'the body'} must be a JSON object, got {show(value)}")
-    unknown = value.keys() - known
-    if unknown:
-        where = f"{path}." if path else ""
-        raise BadRequestError(
-            f"unknown field {where}{sorted(unknown)[0]}; known fields: {', '.join(sorted(known))}"
-        )
-    return value
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
 
 
-def join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+ABSENT: Final = _Absent()
+"""A key missing from a JSON object (distinct from null)."""
 
 
-def text(data: Mapping[str, Any], key: str, path: str, *, default: str | None = None) -> str:
-    value = data.get(key, default)
-    if value is None:
-        raise BadRequestError(f"{join(path, key)} is required (a string)")
-    if not isinstance(value, str):
-        raise BadRequestError(f"{join(path, key)} must be a string, got {show(value)}")
-    return value
-
-
-def optional_text(data: Mapping[str, Any], key: str, path: str) -> str | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise BadRequestError(f"{join(path, key)} must be a string or null, got {show(value)}")
-    return value
-
-
-def flag(data: Mapping[str, Any], key: str, path: str) -> bool:
-    value = data.get(key, False)
-    if not isinstance(value, bool):
-        raise BadRequestError(f"{join(path, key)} must be true or false, got {show(value)}")
-    return value
-
-
-def array(data: Mapping[str, Any], key: str, path: str, *, limit: int = MAX_ITEMS) -> list[Any]:
-    value = data.get(key)
-    if not isinstance(value, list):
-        raise BadRequestError(f"{join(path, key)} must be a JSON array, got {show(value)}")
-    if len(value) > limit:
-        raise BadRequestError(
-            f"{join(path, key)} has {len(value)} items; at most {limit} per request"
-        )
-    return value
-
-
-def texts(data: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
-    if data.get(key) is None:
-        return ()
-    items = array(data, key, path)
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise BadRequestError(f"{join(path, key)}[{i}] must be a string, got {show(item)}")
-    return tuple(items)
-
-
-def min_offset(data: Mapping[str, Any], path: str = "") -> int | None:
-    """``minOffset``: the log offset the answer must reflect at least (a consistency token)."""
-    value = data.get("minOffset")
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or not -1 <= value < 2**63:
-        raise BadRequestError(
-            f"{join(path, 'minOffset')} must be a log offset (integer >= -1), got {show(value)}"
-        )
-    return value
-
-
-def timeout_s(data: Mapping[str, Any]) -> float | None:
-    """``timeoutMs``: how long a ``minOffset`` wait may take (capped by the replica's bound)."""
-    value = data.get("timeoutMs")
-    if value is None:
-        return None
-    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 3_600_000:
-        raise BadRequestError(f"timeoutMs must be milliseconds in [0, 3600000], got {show(value)}")
-    return float(value) / 1000.0
+def where(parent: str, key: str | int) -> str:
+    """The JSON path of ``key`` in ``parent``: ``actions[2]``, ``filter.patternType``, ``host``."""
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    if parent and key:
+        return f"{parent}.{key}"
+    return parent or key
 
 
 def _enum_names(cls: type[E], allowed: frozenset[E]) -> str:

@@ -213,18 +213,20 @@ class SidecarService:
         started = time.perf_counter()
         self._check_decision_caller(request)
         body = requests.authorize_request(request.json())
-        principal = self.identities.principal(body.identity)
+        identity = body.identity
+        principal = self.identities.principal(identity)
         answer = self.replica.authorize(
             principal, body.host, body.actions, min_offset=body.min_offset, timeout=body.timeout_s
         )
         decisions = answer.value
         out = answers.authorize_answer(
             decisions, answer.offset, explain=body.explain,
-            mapped_principal=self._mapped(body.identity, principal),
+            mapped_principal=self._mapped(identity, principal),
         )  # fmt: skip
         self._account(
-            "authorize", principal, body.host, body.actions, decisions, answer.offset, body.log
-        )
+            "authorize", principal, body.host, body.actions, decisions, answer.offset,
+            flagged=body.actions,
+        )  # fmt: skip
         self.metrics.observe_latency("authorize", time.perf_counter() - started)
         return Response.json(out)
 
@@ -233,7 +235,8 @@ class SidecarService:
         started = time.perf_counter()
         self._check_decision_caller(request)
         body = requests.by_resource_type_request(request.json())
-        principal = self.identities.principal(body.identity)
+        identity = body.identity
+        principal = self.identities.principal(identity)
         answer = self.replica.authorize_by_resource_type(
             principal, body.host, body.operation, body.resource_type,
             min_offset=body.min_offset, timeout=body.timeout_s,
@@ -241,7 +244,7 @@ class SidecarService:
         decision = answer.value
         out = answers.by_resource_type_answer(
             decision, answer.offset, explain=body.explain,
-            mapped_principal=self._mapped(body.identity, principal),
+            mapped_principal=self._mapped(identity, principal),
         )  # fmt: skip
         # "Some resource of this type": audited with the wildcard name and pattern type ANY.
         probe = Action(body.operation, body.resource_type, "*", PatternType.ANY)
@@ -258,7 +261,8 @@ class SidecarService:
         started = time.perf_counter()
         self._check_decision_caller(request)
         body = requests.request_check_request(request.json())
-        principal = self.identities.principal(body.identity)
+        identity = body.identity
+        principal = self.identities.principal(identity)
         steps = checks_for(
             body.api_key, topics=body.topics, group=body.group, groups=body.groups,
             transactional_id=body.transactional_id, idempotent=body.idempotent,
@@ -284,7 +288,7 @@ class SidecarService:
         out = answers.request_check_answer(
             api_key=body.api_key, api_name=requests.api_name(body.api_key), steps=decided,
             offset=answer.offset, explain=body.explain,
-            mapped_principal=self._mapped(body.identity, principal),
+            mapped_principal=self._mapped(identity, principal),
         )  # fmt: skip
         self._account("authorize_request", principal, body.host, actions, decisions, answer.offset)
         self.metrics.observe_latency("authorize_request", time.perf_counter() - started)
@@ -303,15 +307,18 @@ class SidecarService:
         actions: Sequence[Action],
         decisions: Sequence[Decision],
         offset: int,
-        log: Sequence[requests.LogFlags] = (),
+        *,
+        flagged: Sequence[requests.AuthorizeAction] = (),
     ) -> None:
+        """Count the decisions and audit them; ``flagged`` are actions whose ``logIfAllowed``
+        / ``logIfDenied`` a broker set (KIP-504): a decision it marked is not audited."""
         allowed = sum(1 for d in decisions if d.result is ALLOWED)
         self.metrics.count_decisions(endpoint, allowed, len(decisions) - allowed)
         if self.audit is not None:
-            if log:  # the broker marked some checks as not worth an audit record (KIP-504)
+            if flagged:
                 kept = [
-                    i for i, (flags, d) in enumerate(zip(log, decisions, strict=True))
-                    if (flags.if_allowed if d.result is ALLOWED else flags.if_denied)
+                    i for i, (a, d) in enumerate(zip(flagged, decisions, strict=True))
+                    if a.logged(d.result is ALLOWED)
                 ]  # fmt: skip
                 actions = [actions[i] for i in kept]
                 decisions = [decisions[i] for i in kept]
@@ -367,19 +374,19 @@ class SidecarService:
 
     def describe_configs(self, request: HttpRequest) -> Response:
         actor = self._admin_principal(request)
-        names = requests.describe_configs_request(request.json() if request.body.strip() else None)
-        result = self.admin.describe_configs(names or None, actor=actor, host=request.address)
+        body = requests.describe_configs_request(request.json() if request.body.strip() else None)
+        result = self.admin.describe_configs(body.names or None, actor=actor, host=request.address)
         return Response.json(answers.describe_configs_answer(result))
 
     def alter_configs(self, request: HttpRequest) -> Response:
         actor = self._admin_principal(request)
-        configs, validate_only, force_reason = requests.alter_configs_request(request.json())
+        body = requests.alter_configs_request(request.json())
         result = self.admin.alter_configs(
-            configs,
+            body.configs,
             actor=actor,
             host=request.address,
-            validate_only=validate_only,
-            force_reason=force_reason,
+            validate_only=body.validate_only,
+            force_reason=body.force_reason,
         )
         return Response.json(answers.alter_configs_answer(result))
 

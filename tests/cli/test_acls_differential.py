@@ -37,7 +37,6 @@ import cli
 from devtools.java import compile_harness, run_harness
 from devtools.kafka_process import LocalKafka
 from devtools.maven import kafka_tools_classpath
-from replicator.contract.bindings import binding_from_json, filter_json
 from replicator.server.node import Node
 from store.acl import AclBindingFilter
 
@@ -485,11 +484,11 @@ def normal_stderr(text: str, *, ours: bool) -> tuple[str, bool]:
 
 def store_acls(node: Node) -> set[tuple[str, ...]]:
     with admin_client(node) as client:
-        answer = client.send("describe_acls", {"filter": filter_json(AclBindingFilter())})
+        answer = client.describe_acls(AclBindingFilter())
     return {
         (b.resource_type.name, b.name, b.pattern_type.name, b.principal, b.host, b.operation.name,
          b.permission_type.name)
-        for b in map(binding_from_json, answer["bindings"])
+        for b in answer.bindings
     }  # fmt: skip
 
 

@@ -10,7 +10,6 @@ import pytest
 import cli
 from cli.history import apply_plan
 from replicator.client import ClientConfig, StoreClient
-from replicator.contract.bindings import binding_from_json, binding_json, filter_json
 from replicator.server.node import Node, NodeSettings
 from store.acl import (
     AclBinding,
@@ -99,21 +98,21 @@ def test_apply_plan_writes_deletes_creates_and_settings_in_one_request(tmp_path:
     try:
         keep, drop, back = _binding("keep", "User:a"), _binding("drop", "User:b"), _binding("back", "User:c")
         with StoreClient(admin) as client:
-            before = client.call("POST", "/v1/acls", {"bindings": [binding_json(keep), binding_json(drop)]})
+            before = client.create_acls([keep, drop])
             applied = apply_plan(client, creates=[back], deletes=[drop],
                                  settings=[("allow.everyone.if.no.acl.found", "true")])  # fmt: skip
-            listed = client.call("POST", "/v1/acls/describe", {"filter": filter_json(AclBindingFilter())})
-            configs = client.send("describe_configs", {"names": ["allow.everyone.if.no.acl.found"]})
+            listed = client.describe_acls(AclBindingFilter())
+            configs = client.describe_configs(["allow.everyone.if.no.acl.found"])
         assert (applied.deleted, applied.created) == (1, 1)
         # AclDeleted + tombstone, AclCreated, ConfigAltered: one request, one offset at its end.
-        assert applied.offsets == (int(before["offset"]) + 4,)
-        assert {binding_from_json(b) for b in listed["bindings"]} == {keep, back}
-        assert int(listed["offset"]) == applied.offsets[-1]
-        assert [c["value"] for c in configs["configs"]] == ["true"]
+        assert before.offset is not None and applied.offsets == (before.offset + 4,)
+        assert set(listed.bindings) == {keep, back}
+        assert listed.offset == applied.offsets[-1]
+        assert [c.value for c in configs.configs] == ["true"]
     finally:
         node.stop()
     with EmbeddedChangeLog(tmp_path / "node" / "log") as log:
-        written = log.read(int(before["offset"]) + 1)
+        written = log.read(before.offset + 1)
     events = [decode_event(r.value) for r in written if r.value is not None]
     assert len(written) == 4 and len(events) == 3 and len({e.request_id for e in events}) == 1
 

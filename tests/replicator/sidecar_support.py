@@ -117,9 +117,10 @@ def wire(b: AclBinding) -> dict[str, str]:
 
 def create_acls(client: StoreClient, bindings: Iterable[AclBinding]) -> int:
     """CreateAcls through the API; every binding must be accepted. Returns the write's log offset."""
-    answer = client.call("POST", "/v1/acls", {"bindings": [wire(b) for b in bindings]})
-    assert all(r["error"] is None for r in answer["results"]), answer
-    return int(answer["offset"])
+    answer = client.create_acls(list(bindings))
+    assert all(r.error is None for r in answer.results), answer
+    assert answer.offset is not None
+    return answer.offset
 
 
 def action_json(op: AclOperation, rt: ResourceType, name: str) -> dict[str, str]:

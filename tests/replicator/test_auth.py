@@ -48,7 +48,7 @@ def test_admin_calls_without_a_usable_credential_are_401(node: Node) -> None:
             assert response.getheader("WWW-Authenticate") == 'Bearer realm="aclstore"'
         # Nothing was written by the refused calls.
         with admin_client(node) as admin:
-            assert admin.call("POST", "/v1/acls/describe", {})["bindings"] == []
+            assert admin.describe_acls().bindings == []
     finally:
         raw.close()
 
@@ -71,27 +71,27 @@ def test_an_authenticated_caller_needs_kafkas_cluster_permissions(
         ]
     )
     assert code == 0, capsys.readouterr().err
-    new = {"bindings": [wire(binding(ResourceType.TOPIC, "t", "User:x", AclOperation.READ))]}
+    new = [binding(ResourceType.TOPIC, "t", "User:x", AclOperation.READ)]
     with client_for(node, alice_file) as alice:
         with pytest.raises(StoreClientError) as refused:
-            alice.call("POST", "/v1/acls", new)
+            alice.create_acls(new)
         assert refused.value.status == 403
         assert refused.value.error == "ClusterAuthorizationError"
         assert "User:alice" in refused.value.message and "ALTER the CLUSTER" in refused.value.message
         with pytest.raises(StoreClientError) as refused:
-            alice.call("POST", "/v1/acls/describe", {})
+            alice.describe_acls()
         assert (refused.value.status, refused.value.error) == (403, "ClusterAuthorizationError")
         with pytest.raises(StoreClientError) as refused:
-            alice.call("POST", "/v1/configs/alter", {"configs": {"super.users": "User:alice"}})
+            alice.alter_configs({"super.users": "User:alice"})
         assert refused.value.status == 403
         # The admin (a super user) grants ALTER on the cluster, as with kafka-acls.sh --cluster.
         with admin_client(node) as admin:
             grant = binding(ResourceType.CLUSTER, "kafka-cluster", "User:alice", AclOperation.ALTER)
             create_acls(admin, [grant])
-        created = alice.call("POST", "/v1/acls", new)
-        assert created["results"][0]["error"] is None
+        created = alice.create_acls(new)
+        assert created.results[0].error is None
         # ALTER implies DESCRIBE (Kafka's implication rule), so she may describe now.
-        assert len(alice.call("POST", "/v1/acls/describe", {})["bindings"]) == 2
+        assert len(alice.describe_acls().bindings) == 2
 
 
 def test_decisions_answer_only_the_configured_networks_or_authenticated_callers(tmp_path: Path) -> None:
@@ -245,14 +245,14 @@ def test_mutual_tls_maps_the_certificate_subject_with_kafkas_rules(certs: Path, 
             StoreClient(ClientConfig.resolve(command_config=mallory, environ={})) as client,
             pytest.raises(StoreClientError) as refused,
         ):
-            client.call("POST", "/v1/acls/describe", {})
+            client.describe_acls()
         # Hand-worked: no rule matches OU=Other, so DEFAULT keeps the whole RFC 2253 name.
         assert refused.value.status == 403
         assert "User:CN=mallory,OU=Other,O=Example,C=US" in refused.value.message
         anonymous = _tls_properties(tmp_path / "anon.properties", certs, node.url, None)
         with StoreClient(ClientConfig.resolve(command_config=anonymous, environ={})) as client:
             with pytest.raises(StoreClientError) as refused:
-                client.call("POST", "/v1/acls/describe", {})
+                client.describe_acls()
             assert refused.value.status == 401
             # Decisions from loopback need no certificate.
             answer = client.call(

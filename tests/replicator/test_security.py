@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from replica_support import wait_until
-from sidecar_support import action_json, admin_client, binding, create_acls, start_node, wire
+from sidecar_support import action_json, admin_client, binding, create_acls, start_node
 
 import cli
 from replicator.client import ClientConfig, StoreClient, StoreClientError
@@ -145,15 +145,15 @@ def test_decision_callers_off_the_loopback_networks_authenticate_like_admin_call
 def test_a_token_of_another_node_is_refused(tmp_path: Path) -> None:
     a, b = start_node(tmp_path / "a"), start_node(tmp_path / "b")
     try:
-        new = {"bindings": [wire(binding(ResourceType.TOPIC, "t", "User:x", AclOperation.READ))]}
+        new = [binding(ResourceType.TOPIC, "t", "User:x", AclOperation.READ)]
         config = ClientConfig.resolve(store=b.url, command_config=_properties(a), environ={})
         with StoreClient(config) as c:
             with pytest.raises(StoreClientError) as refused:
-                c.call("POST", "/v1/acls", new)
+                c.create_acls(new)
             assert refused.value.status == 401
             assert "not known to this node" in refused.value.message
         with admin_client(b) as own:
-            assert own.call("POST", "/v1/acls/describe", {})["bindings"] == []  # nothing written
+            assert own.describe_acls().bindings == []  # nothing written
     finally:
         a.stop()
         b.stop()
@@ -168,7 +168,7 @@ def _create_credential(node: Node, output: Path, *extra: str) -> None:
 def _describe_status(node: Node, properties: Path) -> tuple[int, str]:
     with StoreClient(ClientConfig.resolve(store=node.url, command_config=properties, environ={})) as c:
         try:
-            c.call("POST", "/v1/acls/describe", {})
+            c.describe_acls()
         except StoreClientError as exc:
             return exc.status, exc.message
         return 200, ""

@@ -453,17 +453,15 @@ def test_openapi_is_served_as_checked_in_and_covers_every_route(node: Node, raw:
 
 def test_configs_alter_validate_only_then_for_real(admin: StoreClient, raw: Raw) -> None:
     key = "allow.everyone.if.no.acl.found"
-    dry = admin.call("POST", "/v1/configs/alter", {"configs": {key: "true"}, "validateOnly": True})
-    assert (dry["changed"], dry["validateOnly"]) == ([], True)
-    described = admin.call("POST", "/v1/configs/describe", {"names": [key]})
-    assert [(c["name"], c["value"], c["isDefault"]) for c in described["configs"]] == [
-        (key, "false", True)
-    ]
+    dry = admin.alter_configs({key: "true"}, validate_only=True)
+    assert (dry.changed, dry.validate_only) == ([], True)
+    described = admin.describe_configs([key])
+    assert [(c.name, c.value, c.is_default) for c in described.configs] == [(key, "false", True)]
     request = {"principal": "User:g", "host": "h", "actions": [action_json(READ, T, "no-acls")]}
     assert raw.post("/v1/authorize", request)[1]["results"] == ["DENIED"]
-    done = admin.call("POST", "/v1/configs/alter", {"configs": {key: "true"}})
-    assert done["changed"] == [key]
-    _, body = raw.post("/v1/authorize", {**request, "minOffset": done["offset"], "explain": True})
+    done = admin.alter_configs({key: "true"})
+    assert done.changed == [key]
+    _, body = raw.post("/v1/authorize", {**request, "minOffset": done.offset, "explain": True})
     assert (body["results"], body["reasons"][0]["rule"]) == (["ALLOWED"], "DEFAULT_ALLOW")
 
 
@@ -480,8 +478,8 @@ def test_a_restart_keeps_the_data_and_the_credential(tmp_path: Path) -> None:
     try:
         assert node.info is not None and not node.info.credential.created
         with admin_client(node) as admin:
-            described = admin.call("POST", "/v1/acls/describe", {})
-        assert len(described["bindings"]) == len(BINDINGS) and described["offset"] == offset
+            described = admin.describe_acls()
+        assert len(described.bindings) == len(BINDINGS) and described.offset == offset
         actions = [(READ, T, "orders"), (WRITE, T, "orders")]
         status, body = raw.post("/v1/authorize", {"principal": "User:bob", "host": "10.0.0.1",
                                                   "actions": [action_json(*a) for a in actions]})  # fmt: skip

@@ -19,7 +19,6 @@ from sidecar_support import (
     create_acls,
     reference_results,
     start_node,
-    wire,
 )
 
 from replicator.server.node import Node
@@ -79,12 +78,10 @@ def test_two_nodes_on_one_topic_agree(kafka_node: Callable[[str], Node]) -> None
         # A delete through node B: node A must see it too.
         gone = bindings[0]
         with admin_client(b) as admin_b:
-            deleted = admin_b.call("POST", "/v1/acls/delete", {"filters": [wire(gone)]})
-            assert [len(r["deleted"]) for r in deleted["results"]] == [1]
-            offset = deleted["offset"]
-            assert admin_b.call("POST", "/v1/acls/describe", {}) == admin_a.call(
-                "POST", "/v1/acls/describe", {}
-            )
+            deleted = admin_b.delete_acls([gone.to_filter()])
+            assert [len(r.deleted) for r in deleted.results] == [1]
+            offset = deleted.offset
+            assert admin_b.describe_acls() == admin_a.describe_acls()
     live = bindings[1:]
     actions = [
         (rng.choice(OPS[:3]), rng.choice((T, G)), rng.choice(("orders", "ord-1", "payments", "x", "pay")))
@@ -156,8 +153,8 @@ def test_a_restarted_kafka_node_keeps_its_data(
         assert (status, answer["offset"]) == (200, offset)
         assert answer["results"] == reference_results(bindings, "User:alice", "10.0.0.1", actions)
         with admin_client(node) as admin:
-            described = admin.call("POST", "/v1/acls/describe", {})
-        assert len(described["bindings"]) == len(bindings)
+            described = admin.describe_acls()
+        assert len(described.bindings) == len(bindings)
     finally:
         raw.close()
         node.stop()

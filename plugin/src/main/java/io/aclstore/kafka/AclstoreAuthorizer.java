@@ -152,7 +152,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         while (!closed) {
             String why;
             try {
-                sidecar.get("readyz");
+                sidecar.get(Wire.READYZ);
                 LOG.info("aclstore sidecar {} is ready: opening the broker's listeners",
                         config.url());
                 ready.complete(null);
@@ -188,19 +188,14 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         long poll = Math.max(1, Math.min(30_000, leased ? window * 2 / 5 : window / 2));
         java.time.Duration wait = java.time.Duration.ofMillis(poll);
         while (!closed) {
-            ObjectNode body = sidecar.mapper().createObjectNode();
             long known = cache.offset();
-            body.put("after", known == DecisionCache.UNKNOWN ? -1 : known);
-            body.put("timeoutMs", known == DecisionCache.UNKNOWN ? 0 : poll);
-            if (leased) {
-                body.put("subscriber", subscriber);
-                body.put("leaseMs", window);
-            }
+            ObjectNode body = Wire.offsetWaitRequest(known == DecisionCache.UNKNOWN ? -1 : known,
+                    known == DecisionCache.UNKNOWN ? 0 : poll, leased ? subscriber : null, window);
             long sent = System.nanoTime();
             try {
-                JsonNode answer = sidecar.decide("v1/offset/wait", body, wait);
-                if (answer.path("ready").asBoolean(false)) {
-                    cache.confirmed(answer.path("offset").asLong(), sent);
+                JsonNode answer = sidecar.decide(Wire.OFFSET_WAIT, body, wait);
+                if (Wire.ready(answer)) {
+                    cache.confirmed(Wire.offset(answer, 0), sent);
                     continue;
                 }
                 cache.invalidate();
@@ -218,13 +213,9 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
 
     /** Tell the sidecar this cache is gone, so it waits for it no more (best effort). */
     private void releaseLease() {
-        ObjectNode body = sidecar.mapper().createObjectNode();
-        body.put("after", -1);
-        body.put("timeoutMs", 0);
-        body.put("subscriber", subscriber);
-        body.put("leaseMs", 0);
+        ObjectNode body = Wire.offsetWaitRequest(-1, 0, subscriber, 0);
         try {
-            sidecar.decide("v1/offset/wait", body);
+            sidecar.decide(Wire.OFFSET_WAIT, body);
         } catch (SidecarException e) {
             LOG.debug("could not release the decision cache's lease; it runs out by itself: {}",
                     e.getMessage());
@@ -266,16 +257,13 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         if (asked.isEmpty()) {
             return Arrays.asList(results);
         }
-        ObjectNode body = sidecar.mapper().createObjectNode();
-        body.put("principal", principal);
-        body.put("host", host);
-        body.set("actions", items);
-        JsonNode answer = call("v1/authorize", body, principal, actions.size());
+        ObjectNode body = Wire.authorizeRequest(principal, host, items);
+        JsonNode answer = call(Wire.AUTHORIZE, body, principal, actions.size());
         if (answer == null) {
             Arrays.fill(results, AuthorizationResult.DENIED);  // cached allows too: fail closed
             return Arrays.asList(results);
         }
-        JsonNode answered = answer.path("results");
+        JsonNode answered = Wire.results(answer);
         if (answered.size() != asked.size()) {
             failClosed(principal, actions.size(), "the sidecar answered " + answered.size()
                     + " results for " + asked.size() + " actions");
@@ -283,12 +271,12 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
             return Arrays.asList(results);
         }
         for (int j = 0; j < asked.size(); j++) {
-            if ("ALLOWED".equals(answered.get(j).asText())) {
+            if (Wire.allowed(answered.get(j))) {
                 int i = asked.get(j);
                 results[i] = AuthorizationResult.ALLOWED;
                 if (cache != null) {
                     cache.putAllowed(key(principal, host, actions.get(i)),
-                            answer.path("offset").asLong(DecisionCache.UNKNOWN));
+                            Wire.offset(answer, DecisionCache.UNKNOWN));
                 }
             }
         }
@@ -305,16 +293,13 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         if (!Wire.decidable(op, type)) {
             return AuthorizationResult.DENIED;
         }
-        ObjectNode body = sidecar.mapper().createObjectNode();
-        body.put("principal", principal);
-        body.put("host", context.clientAddress().getHostAddress());
-        body.put("operation", op.name());
-        body.put("resourceType", type.name());
-        JsonNode answer = call("v1/authorize-by-resource-type", body, principal, 1);
+        ObjectNode body = Wire.byResourceTypeRequest(principal,
+                context.clientAddress().getHostAddress(), op, type);
+        JsonNode answer = call(Wire.AUTHORIZE_BY_RESOURCE_TYPE, body, principal, 1);
         if (answer == null) {
             return AuthorizationResult.DENIED;
         }
-        return "ALLOWED".equals(answer.path("result").asText())
+        return Wire.allowed(Wire.result(answer))
                 ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED;
     }
 
@@ -363,24 +348,19 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
 
     // --- ACL administration (KIP-140) ------------------------------------------------------------
 
-    private ObjectNode onBehalfOf(AuthorizableRequestContext context) {
-        ObjectNode actor = sidecar.mapper().createObjectNode();
-        actor.put("principal", context.principal().toString());
-        actor.put("host", context.clientAddress().getHostAddress());
-        return actor;
+    private static ObjectNode onBehalfOf(AuthorizableRequestContext context) {
+        return Wire.onBehalfOf(context.principal().toString(),
+                context.clientAddress().getHostAddress());
     }
 
     @Override
     public List<? extends CompletionStage<AclCreateResult>> createAcls(
             AuthorizableRequestContext context, List<AclBinding> bindings) {
-        ObjectNode body = sidecar.mapper().createObjectNode();
-        ArrayNode items = body.putArray("bindings");
-        bindings.forEach(b -> items.add(Wire.binding(b)));
-        body.set("onBehalfOf", onBehalfOf(context));
+        ObjectNode body = Wire.createAclsRequest(bindings, onBehalfOf(context));
         List<CompletableFuture<AclCreateResult>> out = new ArrayList<>(bindings.size());
         JsonNode answer;
         try {
-            answer = sidecar.admin("v1/acls", body);
+            answer = sidecar.admin(Wire.CREATE_ACLS, body);
         } catch (SidecarException e) {
             LOG.warn("CreateAcls of {} failed: {}", context.principal(), e.getMessage());
             ApiException error = e.toApiException();
@@ -388,9 +368,9 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
                     new AclCreateResult(error))));
             return out;
         }
-        JsonNode results = answer.path("results");
+        JsonNode results = Wire.results(answer);
         for (int i = 0; i < bindings.size(); i++) {
-            JsonNode error = results.path(i).path("error");
+            JsonNode error = Wire.itemError(results.path(i));
             AclCreateResult result = error.isObject()
                     ? new AclCreateResult(itemError(error))
                     : results.has(i) ? AclCreateResult.SUCCESS
@@ -404,14 +384,11 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     @Override
     public List<? extends CompletionStage<AclDeleteResult>> deleteAcls(
             AuthorizableRequestContext context, List<AclBindingFilter> filters) {
-        ObjectNode body = sidecar.mapper().createObjectNode();
-        ArrayNode items = body.putArray("filters");
-        filters.forEach(f -> items.add(Wire.filter(f)));
-        body.set("onBehalfOf", onBehalfOf(context));
+        ObjectNode body = Wire.deleteAclsRequest(filters, onBehalfOf(context));
         List<CompletableFuture<AclDeleteResult>> out = new ArrayList<>(filters.size());
         JsonNode answer;
         try {
-            answer = sidecar.admin("v1/acls/delete", body);
+            answer = sidecar.admin(Wire.DELETE_ACLS, body);
         } catch (SidecarException e) {
             LOG.warn("DeleteAcls of {} failed: {}", context.principal(), e.getMessage());
             ApiException error = e.toApiException();
@@ -419,18 +396,18 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
                     new AclDeleteResult(error))));
             return out;
         }
-        JsonNode results = answer.path("results");
+        JsonNode results = Wire.results(answer);
         for (int i = 0; i < filters.size(); i++) {
             JsonNode item = results.path(i);
             AclDeleteResult result;
-            if (item.path("error").isObject()) {
-                result = new AclDeleteResult(itemError(item.path("error")));
+            if (Wire.itemError(item).isObject()) {
+                result = new AclDeleteResult(itemError(Wire.itemError(item)));
             } else if (!item.isObject()) {
                 result = new AclDeleteResult(new UnknownServerException(
                         "the sidecar gave no result for filter " + i));
             } else {
                 List<AclBindingDeleteResult> deleted = new ArrayList<>();
-                item.path("deleted").forEach(b ->
+                Wire.deleted(item).forEach(b ->
                         deleted.add(new AclBindingDeleteResult(Wire.bindingFrom(b))));
                 result = new AclDeleteResult(deleted);
             }
@@ -441,34 +418,33 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
 
     @Override
     public Iterable<AclBinding> acls(AclBindingFilter filter) {
-        ObjectNode body = sidecar.mapper().createObjectNode();
-        body.set("filter", Wire.filter(filter));
+        ObjectNode body = Wire.describeAclsRequest(filter);
         JsonNode answer;
         try {
-            answer = sidecar.admin("v1/acls/describe", body);
+            answer = sidecar.admin(Wire.DESCRIBE_ACLS, body);
         } catch (SidecarException e) {
             LOG.warn("DescribeAcls failed: {}", e.getMessage());
             throw e.toApiException();
         }
         List<AclBinding> out = new ArrayList<>();
-        answer.path("bindings").forEach(b -> out.add(Wire.bindingFrom(b)));
+        Wire.bindings(answer).forEach(b -> out.add(Wire.bindingFrom(b)));
         return out;
     }
 
     @Override
     public int aclCount() {
         try {
-            return sidecar.get("v1/status").path("bindings").asInt(-1);
+            return Wire.bindingCount(sidecar.get(Wire.STATUS));
         } catch (SidecarException e) {
             return -1;
         }
     }
 
     private static ApiException itemError(JsonNode error) {
-        String message = error.path("message").asText("");
-        if (error.hasNonNull("kafkaErrorCode")) {
-            return new SidecarException(message, false, 200,
-                    error.get("kafkaErrorCode").asInt(), null).toApiException();
+        String message = Wire.errorMessage(error, "");
+        Integer code = Wire.kafkaErrorCode(error);
+        if (code != null) {
+            return new SidecarException(message, false, 200, code, null).toApiException();
         }
         return new UnknownServerException(message);
     }

@@ -109,10 +109,10 @@ final class SidecarClient implements AutoCloseable {
         if (status == 200) {
             return json;
         }
-        String message = json.path("message").asText("HTTP " + status);
-        Integer code = json.hasNonNull("kafkaErrorCode") ? json.get("kafkaErrorCode").asInt() : null;
+        String message = Wire.errorMessage(json, "HTTP " + status);
+        Integer code = Wire.kafkaErrorCode(json);
         throw new SidecarException("the aclstore sidecar refused " + where + " (" + status + " "
-                + json.path("error").asText("") + "): " + message, status >= 500, status, code, null);
+                + Wire.errorName(json) + "): " + message, status >= 500, status, code, null);
     }
 
     @Override

@@ -1,9 +1,10 @@
 """A small JSON Schema checker for the tests: the keywords our schema files use, no more.
 
 ``type`` (one name or a list), ``required``, ``properties``, ``additionalProperties: false``,
-``enum``, ``const``, ``minimum``, ``items``, ``allOf``, ``oneOf`` and local ``$ref``; any other
-keyword in a schema is an error, so a schema file cannot silently use a keyword these tests do
-not check.
+``enum``, ``const``, ``minimum``, ``maximum``, ``minLength``, ``maxLength``, ``maxItems``, ``items``,
+``allOf``, ``oneOf`` and local ``$ref``; any other keyword in a schema is an error, so a schema
+file cannot silently use a keyword these tests do not check.  Shared by the tests of the
+contract (tests/replicator) and of the broker plugin's side of it (tests/plugin).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 _CHECKED = {
     "type", "required", "properties", "additionalProperties", "enum", "const", "minimum", "items",
     "$ref", "allOf", "oneOf", "description", "format", "title", "$schema", "$id", "example",
-    "default", "maxItems",
+    "default", "maxItems", "maximum", "minLength", "maxLength",
 }
 
 
@@ -56,6 +57,12 @@ def violations(value: Any, schema: dict[str, Any], root: dict[str, Any] | None =
         found.append(f"{path}: {value!r} not in {schema['enum']}")
     if "minimum" in schema and _is(value, "number") and value < schema["minimum"]:
         found.append(f"{path}: {value!r} < {schema['minimum']}")
+    if "maximum" in schema and _is(value, "number") and value > schema["maximum"]:
+        found.append(f"{path}: {value!r} > {schema['maximum']}")
+    if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
+        found.append(f"{path}: {value!r} is shorter than {schema['minLength']}")
+    if "maxLength" in schema and isinstance(value, str) and len(value) > schema["maxLength"]:
+        found.append(f"{path}: {value!r} is longer than {schema['maxLength']}")
     if isinstance(value, dict):
         found += [f"{path}: missing {k}" for k in schema.get("required", ()) if k not in value]
         properties = schema.get("properties", {})
@@ -64,6 +71,8 @@ def violations(value: Any, schema: dict[str, Any], root: dict[str, Any] | None =
         for key, sub in properties.items():
             if key in value:
                 found += violations(value[key], sub, root, f"{path}.{key}")
+    if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
+        found.append(f"{path}: {len(value)} items, more than {schema['maxItems']}")
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             found += violations(item, schema["items"], root, f"{path}[{i}]")
