@@ -13,13 +13,80 @@ descriptors, past the frozen dataclass's ``__setattr__`` guard.  The source is k
 from __future__ import annotations
 
 import linecache
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, cast
 
 from replicator.contract.fields import ABSENT, BadRequestError, show, where
 
-if TYPE_CHECKING:
-    from replicator.contract.declare import Field, Shape
+
+class KindSpec(Protocol):
+    """What the generated code needs of a field's kind (:class:`~replicator.contract.declare.Kind`)."""
+
+    @property
+    def exact(self) -> type | None: ...
+
+    @property
+    def names(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def plain(self) -> bool: ...
+
+    def reader(self) -> Callable[[Any, str, str | int], Any]: ...
+
+    def writer(self) -> Callable[[Any], Any]: ...
+
+
+class FieldSpec(Protocol):
+    """What the generated code needs of a declared field (:class:`~replicator.contract.declare.Field`)."""
+
+    @property
+    def attribute(self) -> str: ...
+
+    @property
+    def json(self) -> str: ...
+
+    @property
+    def kind(self) -> KindSpec: ...
+
+    @property
+    def default(self) -> Any: ...
+
+    @property
+    def factory(self) -> Callable[[], Any] | None: ...
+
+    @property
+    def null_is_absent(self) -> bool: ...
+
+    @property
+    def required(self) -> bool: ...
+
+    @property
+    def omitted_when_none(self) -> bool: ...
+
+
+class ShapeSpec(Protocol):
+    """What the generated code needs of a declared message (:class:`~replicator.contract.declare.Shape`)."""
+
+    @property
+    def cls(self) -> type[Any]: ...
+
+    @property
+    def fields(self) -> tuple[FieldSpec, ...]: ...
+
+    @property
+    def read_order(self) -> tuple[FieldSpec, ...]: ...
+
+    @property
+    def read_first(self) -> int: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def checks(self) -> bool: ...
+
+    @property
+    def checks_body(self) -> bool: ...
 
 
 def _not_object(value: Any, path: str) -> BadRequestError:
@@ -34,7 +101,7 @@ def _unknown_field(value: dict[str, Any], path: str, known: frozenset[str]) -> B
 
 
 def compile_reader(
-    s: Shape[Any], build: Callable[..., Any] | None = None
+    s: ShapeSpec, build: Callable[..., Any] | None = None
 ) -> Callable[[Any, str, str | int], Any]:
     """The parser of ``s``: each field read into a local ``f<i>`` (``i``: its place in the
     declaration), then the instance made from them, or ``build(f0, f1, ...)`` when given."""
@@ -89,7 +156,7 @@ def compile_reader(
     return cast(Callable[[Any, str, "str | int"], Any], reader)
 
 
-def _value_lines(i: int, f: Field, indent: str) -> list[str]:
+def _value_lines(i: int, f: FieldSpec, indent: str) -> list[str]:
     """Read ``v`` into ``f<i>``: inline when the kind takes a value as it is (``exact``) or by
     a lookup (``names``), else by calling its reader (which also raises the errors)."""
     read = f"r{i}(v, path, {f.json!r})"
@@ -101,7 +168,7 @@ def _value_lines(i: int, f: Field, indent: str) -> list[str]:
     return [f"{indent}f{i} = {read}"]
 
 
-def compile_init(s: Shape[Any]) -> Callable[..., None]:
+def compile_init(s: ShapeSpec) -> Callable[..., None]:
     """``__init__`` with the dataclass's keyword-only signature, setting the slots directly:
     a frozen dataclass's own sets each through ``object.__setattr__``, several times slower
     (answers are made per request)."""
@@ -123,7 +190,7 @@ def compile_init(s: Shape[Any]) -> Callable[..., None]:
     return cast(Callable[..., None], _define("__init__", ", ".join(parameters), body or ["    pass"], scope))
 
 
-def compile_writer(s: Shape[Any]) -> Callable[[Any], dict[str, Any]]:
+def compile_writer(s: ShapeSpec) -> Callable[[Any], dict[str, Any]]:
     scope: dict[str, Any] = {}
     body = ["    out = {}"]
     for i, f in enumerate(s.fields):
