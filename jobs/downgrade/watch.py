@@ -30,6 +30,7 @@ from jobs.history.answers import ACL_CREATED, ACL_DELETED, HistoryEvent
 from store.access_diff import Request
 from store.acl import WILDCARD_RESOURCE, AclBinding, PatternType, ResourceType
 from store.authorizer import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG
+from store.authorizer.applicable import applicable
 from store.downgrade import analyse_downgrade
 from store.events import binding_min_reader_version
 from store.principal import SUPER_USERS_CONFIG
@@ -93,6 +94,22 @@ def last_safe(alerts: Iterable[Alert]) -> bool:
     return True if latest is None else latest.safe
 
 
+class _Named:
+    """One pattern type's ignored patterns, as :func:`store.authorizer.applicable.applicable`
+    reads them: a pattern's entry is its count."""
+
+    __slots__ = ("counts", "pattern_type")
+
+    def __init__(self, counts: dict[tuple[PatternType, str], int], pattern_type: PatternType) -> None:
+        self.counts, self.pattern_type = counts, pattern_type
+
+    def get(self, name: str, /) -> int | None:
+        return self.counts.get((self.pattern_type, name))
+
+
+_NO_LITERALS: dict[str, int] = {}
+
+
 class _Patterns:
     """The patterns of one resource type's ignored bindings (counted, for overlap tests)."""
 
@@ -119,23 +136,20 @@ class _Patterns:
         """Whether some resource name matches both ``binding``'s pattern and an ignored one."""
         if not self.counts:
             return False
-        if WILDCARD_RESOURCE in self.literals:
+        if (PatternType.LITERAL, WILDCARD_RESOURCE) in self.counts:
             return True
         name = binding.name
+        lengths = sorted({len(p) for p in self.prefixes})
+        prefixed = _Named(self.counts, PatternType.PREFIXED)
         if binding.pattern_type is PatternType.LITERAL:
-            if name == WILDCARD_RESOURCE or self._has(self.literals, name):
-                return True
-            return any(name.startswith(p) for p in self.prefixes if len(p) <= len(name))
+            # the name itself, or * (every name); else an ignored pattern that applies to it
+            literal = _Named(self.counts, PatternType.LITERAL)
+            return name == WILDCARD_RESOURCE or bool(applicable(name, literal, prefixed, lengths))
         if binding.pattern_type is not PatternType.PREFIXED:
             return False
         if self._under(self.literals, name) or self._under(self.prefixes, name):
             return True  # an ignored pattern under this prefix
-        return any(name.startswith(p) for p in self.prefixes if len(p) <= len(name))
-
-    @staticmethod
-    def _has(names: Sequence[str], name: str) -> bool:
-        i = bisect.bisect_left(names, name)
-        return i < len(names) and names[i] == name
+        return bool(applicable(name, _NO_LITERALS, prefixed, lengths))  # or above it
 
     @staticmethod
     def _under(names: Sequence[str], prefix: str) -> bool:
