@@ -17,9 +17,9 @@ rule order:
 
 :func:`find_rule` is the procedure over any set of requested operations (one bit for a
 request, every bit for the access diff); :func:`decide` answers a request's actions, each
-with the ACL or rule that decided it, :func:`allowed_operations` every operation of a
-requester at once.
-Pure, no I/O.
+with the ACL or rule that decided it (rule 1 is its caller's, once per request:
+:func:`store.authorizer.rules.authorize`), :func:`allowed_operations` every operation of a
+requester at once.  Pure, no I/O.
 """
 
 from __future__ import annotations
