@@ -24,6 +24,7 @@ requester at once.  Pure, no I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
@@ -74,8 +75,9 @@ class Requester:
         # An ACL's principal is parsed at its first colon, so a principal whose *type* holds
         # a colon can never equal one: only User:* ACLs match it (as in Kafka).
         own = WILDCARD_PRINCIPAL if ":" in parsed.principal_type else self.text
-        self.principals = acl_principals(own)
-        self.hosts = acl_hosts(host)
+        # acl_principals(own), acl_hosts(host), without the calls: once per request
+        self.principals = (own,) if own == WILDCARD_PRINCIPAL else (own, WILDCARD_PRINCIPAL)
+        self.hosts = (host,) if host == WILDCARD_HOST else (host, WILDCARD_HOST)
 
 
 def find_rule(
@@ -90,7 +92,8 @@ def find_rule(
     allows one of them and the first that denies one.  Stops at the first DENY once every
     requested operation is denied (for one operation: at the first DENY of it).
     """
-    allow = deny = 0
+    deny = 0
+    unallowed = operations  # the requested operations no matching ALLOW covers yet
     allowing: G | None = None
     denying: G | None = None
     for pattern in patterns:
@@ -109,11 +112,11 @@ def find_rule(
                         denying = grant
                         if not operations & ~deny:
                             return 0, allowing, grant
-                if grant.allow_mask & operations:
-                    allow |= grant.allow_mask
+                if unallowed and grant.allow_mask & unallowed:
+                    unallowed &= ~grant.allow_mask
                     if allowing is None:
                         allowing = grant
-    return allow & ~deny & operations, allowing, denying
+    return operations & ~unallowed & ~deny, allowing, denying
 
 
 def decide(
@@ -142,6 +145,14 @@ def decide(
         else:
             decisions.append(RESOURCE_HAS_ACLS_DECISION)
     return decisions
+
+
+@functools.lru_cache(maxsize=4096)
+def requester(principal: KafkaPrincipal | str, host: str) -> Requester:
+    """The :class:`Requester` of ``principal`` from ``host``, built once for the requests that
+    repeat them (a broker's clients do): parsing and comparing texts is most of what a
+    decision over the in-memory index costs besides its few lookups."""
+    return Requester(principal, host)
 
 
 def acl_principals(principal: str) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import bisect
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from store.acl import WILDCARD_RESOURCE, AclBinding, AclOperation, PatternType, ResourceType
 from store.authorizer.config import AuthorizerConfig
@@ -56,7 +57,7 @@ from store.authorizer.decision import (
     DecisionRule,
     InvalidActionError,
 )
-from store.authorizer.engine import Requester, decide
+from store.authorizer.engine import decide, requester
 from store.authorizer.principal_acls import TypeBucket
 from store.authorizer.view import DecisionView
 from store.errors import AuthorizerNotReadyError
@@ -72,12 +73,11 @@ _NOT_READY = (
 )
 
 
-def _check_literal(action: Action) -> None:
-    if action.pattern_type is not _LITERAL:
-        raise InvalidActionError(
-            f"Only literal resources are supported. Got: {action.pattern_type.name} "
-            f"(authorize {action.resource_type.name} {action.name!r} as a LITERAL name)"
-        )
+def _refuse_non_literal(action: Action) -> NoReturn:
+    raise InvalidActionError(
+        f"Only literal resources are supported. Got: {action.pattern_type.name} "
+        f"(authorize {action.resource_type.name} {action.name!r} as a LITERAL name)"
+    )
 
 
 def authorize(
@@ -97,14 +97,15 @@ def authorize(
     the patterns the view finds applicable.
     """
     for action in actions:
-        _check_literal(action)
-    requester = Requester(principal, host)
-    if requester.text in config.super_users:
+        if action.pattern_type is not _LITERAL:
+            _refuse_non_literal(action)
+    asking = requester(principal, host)
+    if asking.text in config.super_users:
         return [SUPER_USER_DECISION] * len(actions)
     if not loading_complete:
         raise AuthorizerNotReadyError(_NOT_READY)
     no_acl = DEFAULT_ALLOW_DECISION if config.allow_everyone_if_no_acl_found else DEFAULT_DENY_DECISION
-    return decide(view.applicable_acls, requester, actions, no_acl)
+    return decide(view.applicable_acls, asking, actions, no_acl)
 
 
 # --- authorizeByResourceType (KIP-679) ----------------------------------------------------
@@ -156,13 +157,13 @@ def authorize_by_resource_type(
     )[0]
     if probe.allowed:
         return probe
-    requester = Requester(principal, host)
+    asking = requester(principal, host)
     ops = tuple(dict.fromkeys((int(operation), int(AclOperation.ALL))))
     buckets = [
         bucket
-        for p in requester.principals
+        for p in asking.principals
         if (acls := view.principal_acls(resource_type, p)) is not None
-        for h in requester.hosts
+        for h in asking.hosts
         for op in ops
         if (bucket := acls.buckets.get((h, op))) is not None
     ]
