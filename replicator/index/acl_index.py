@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -193,21 +193,29 @@ class AclIndex:
         with self._progress.cond:
             return self._cache.get(generation, key)
 
-    def cached_pattern(self, generation: int, key: Pattern) -> PatternAcls | None:
+    def cached_patterns(self, generation: int, keys: Iterable[Pattern]) -> dict[Pattern, PatternAcls]:
+        """The summaries kept of the patterns ``keys`` (those kept: see :class:`MatchCache`)."""
+        get = self._cache.get_pattern
         with self._progress.cond:
-            return self._cache.get_pattern(generation, key)
-
-    def remember_pattern(self, generation: int, key: Pattern, value: PatternAcls) -> None:
-        with self._progress.cond:
-            self._cache.put_pattern(generation, key, value)
+            return {key: found for key in keys if (found := get(generation, key)) is not None}
 
     def cache_figures(self) -> CacheFigures:
         with self._progress.cond:
             return self._cache.figures()
 
-    def remember_match(self, generation: int, key: CacheKey, value: tuple[PatternAcls, ...]) -> None:
+    def remember_match(
+        self,
+        generation: int,
+        key: CacheKey,
+        value: tuple[PatternAcls, ...],
+        patterns: Mapping[Pattern, PatternAcls],
+    ) -> None:
+        """Keep an answer read at ``generation``, and the summaries of single ``patterns``
+        read for it that apply to many names."""
         with self._progress.cond:
             self._cache.put(generation, key, value)
+            for pattern, summary in patterns.items():
+                self._cache.put_pattern(generation, pattern, summary)
 
     # -- writing ------------------------------------------------------------------------------
 

@@ -20,41 +20,32 @@ from replicator.encoding import (
 )
 from replicator.index.records import IndexPosition
 from store.acl import WILDCARD_RESOURCE, AclBinding, AclBindingFilter, PatternType, ResourceType
-from store.authorizer.applicable import applicable
+from store.authorizer.applicable import applicable_patterns
 from store.authorizer.grants import PatternAcls, pattern_acls
 from store.authorizer.principal_acls import PrincipalAcls, principal_acls
 
 
 class AnswerCache(Protocol):
-    """Where a view keeps ``applicable_acls`` answers (the index, over its generation cache)."""
+    """Where a view keeps ``applicable_acls`` answers and the summaries of shared patterns
+    (the index, over its generation cache)."""
 
     def cached_match(self, generation: int, key: tuple[int, str]) -> tuple[PatternAcls, ...] | None: ...
 
     def remember_match(
-        self, generation: int, key: tuple[int, str], value: tuple[PatternAcls, ...]
+        self,
+        generation: int,
+        key: tuple[int, str],
+        value: tuple[PatternAcls, ...],
+        patterns: Mapping[tuple[int, int, str], PatternAcls],
     ) -> None: ...
 
-    def cached_pattern(self, generation: int, key: tuple[int, int, str]) -> PatternAcls | None: ...
-
-    def remember_pattern(self, generation: int, key: tuple[int, int, str], value: PatternAcls) -> None: ...
+    def cached_patterns(
+        self, generation: int, keys: Iterable[tuple[int, int, str]]
+    ) -> dict[tuple[int, int, str], PatternAcls]: ...
 
 
 _ABSENT = PatternAcls()
 """The summary of a pattern without bindings, as the cache keeps it (never filled)."""
-
-
-class _PatternTable:
-    """One resource type's patterns of one pattern type, as :func:`applicable` reads them:
-    the summary of a pattern's bindings (None: no binding), from the index's cache or read
-    with the view's iterator."""
-
-    __slots__ = ("_pattern_type", "_resource_type", "_view")
-
-    def __init__(self, view: IndexView, resource_type: int, pattern_type: int) -> None:
-        self._view, self._resource_type, self._pattern_type = view, resource_type, pattern_type
-
-    def get(self, name: str, /) -> PatternAcls | None:
-        return self._view.pattern_acls(self._resource_type, self._pattern_type, name)
 
 
 class IndexView:
@@ -64,8 +55,8 @@ class IndexView:
 
     Implements the decision rules' ``AclView`` protocol (:mod:`store.authorizer`):
     ``applicable_acls`` summarizes the bindings of the patterns that apply to a resource
-    (:func:`store.authorizer.applicable.applicable`, at the PREFIXED lengths the index holds),
-    each read by one seek, and keeps the answer in the index's cache;
+    (:func:`store.authorizer.applicable.applicable_patterns`, at the PREFIXED lengths the
+    index holds), each read by one seek, and keeps the answer in the index's cache;
     ``acls_for_principal`` scans the by-principal table; ``bindings`` scans everything.
     """
 
@@ -97,35 +88,42 @@ class IndexView:
             iterator.next()
 
     def applicable_acls(self, resource_type: ResourceType, name: str) -> tuple[PatternAcls, ...]:
-        """The summaries of the live patterns that apply to the resource ``(resource_type, name)``."""
+        """The summaries of the live patterns that apply to the resource ``(resource_type, name)``.
+
+        On a miss, each pattern is read with one seek and summarized, except those the index
+        keeps by pattern: the ones that apply to many names (PREFIXED ones and ``*``, an
+        absent one as an empty summary).  A LITERAL name applies to itself only, and this
+        answer is kept by name.  The cache is asked and told once each per miss.
+        """
         cache_key = (int(resource_type), name)
         hit = self._index.cached_match(self._generation, cache_key)
         if hit is not None:
             return hit
         rt = int(resource_type)
-        literal, prefixed = _PatternTable(self, rt, LITERAL), _PatternTable(self, rt, PREFIXED)
-        result = tuple(applicable(name, literal, prefixed, self._prefix_lengths.get(rt, ())))
-        self._index.remember_match(self._generation, cache_key, result)
+        keys = [
+            (rt, int(pattern_type), pattern)
+            for pattern_type, pattern in applicable_patterns(name, self._prefix_lengths.get(rt, ()))
+        ]
+        shared = [key for key in keys if key[1] == PREFIXED or key[2] == WILDCARD_RESOURCE]
+        known = self._index.cached_patterns(self._generation, shared) if shared else {}
+        read: dict[tuple[int, int, str], PatternAcls] = {}
+        found: list[PatternAcls] = []
+        for key in keys:
+            summary = known.get(key)
+            if summary is None:
+                summary = self._read_pattern(*key)
+                if key[1] == PREFIXED or key[2] == WILDCARD_RESOURCE:
+                    read[key] = summary
+            if summary.count:
+                found.append(summary)
+        result = tuple(found)
+        self._index.remember_match(self._generation, cache_key, result, read)
         return result
 
-    def pattern_acls(self, resource_type: int, pattern_type: int, name: str) -> PatternAcls | None:
-        """The summary of one pattern's live bindings (None: none).
-
-        The patterns that apply to many names (PREFIXED ones and ``*``) are cached by
-        pattern while they hold, an absent one as an empty summary; a LITERAL name applies
-        to itself only, and the answers of :meth:`applicable_acls` are cached already.
-        """
-        shared = pattern_type == PREFIXED or name == WILDCARD_RESOURCE
-        key = (resource_type, pattern_type, name)
-        if shared:
-            hit = self._index.cached_pattern(self._generation, key)
-            if hit is not None:
-                return hit if hit.count else None
+    def _read_pattern(self, resource_type: int, pattern_type: int, name: str) -> PatternAcls:
+        """The summary of one pattern's live bindings (:data:`_ABSENT`: none)."""
         keys = list(self._scan(pattern_prefix(resource_type, pattern_type, name)))
-        found = pattern_acls(decode_binding(k, 1) for k in keys) if keys else _ABSENT
-        if shared:
-            self._index.remember_pattern(self._generation, key, found)
-        return found if found.count else None
+        return pattern_acls(decode_binding(k, 1) for k in keys) if keys else _ABSENT
 
     def matching_acls(self, resource_type: ResourceType, name: str) -> tuple[AclBinding, ...]:
         """Every live binding whose pattern applies to the resource ``(resource_type, name)``."""
