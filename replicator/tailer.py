@@ -1,10 +1,11 @@
 """The tailing loop: read the change log from the index's applied offset + 1, apply in batches.
 
 Each step reads up to ``batch_records`` records through the store's one fold
-(:mod:`store.fold`, and its fast path :mod:`store.fold_fast` for plain ACL events), and
-commits the resulting index changes together with the new applied offset in one RocksDB
-``WriteBatch`` (:mod:`replicator.index`).  Before the first step,
-:meth:`Tailer.check_start` compares the stored offset with the log's watermarks
+(:mod:`store.fold`, and its fast path :mod:`store.fold_fast` for plain ACL events), hands
+the changes to an index batch through the one replay driver (:func:`store.replay.replay_one`;
+the fast path's plain creates and deletes go to the batch already encoded), and commits them
+together with the new applied offset in one RocksDB ``WriteBatch`` (:mod:`replicator.index`).
+Before the first step, :meth:`Tailer.check_start` compares the stored offset with the log's watermarks
 (quix-streams' ``state/recovery.py`` does the same check but corrects the offset with a
 warning; we refuse and tell the operator to rebuild, because a replica ahead of its log or
 missing records would answer from a state no log position describes).
@@ -43,6 +44,7 @@ from store.events import LATEST_FORMAT_VERSION
 from store.fold import ChangeKind, FoldPolicy, TooNewEvents, fold_record, key_mismatch
 from store.fold_fast import FastAclDecoder
 from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogRecord
+from store.replay import replay_one
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -249,20 +251,11 @@ class Tailer:
             change = fold_record(record, self._policy)
         except RecordDecodeError as exc:
             raise _Stop(offset, exc.message) from exc
-        kind = change.kind
-        if kind is ChangeKind.CREATED:
-            assert change.binding is not None
-            batch.create(record.key, change.binding)
-        elif kind is ChangeKind.DELETED:
-            batch.remove(record.key)
-        elif kind is ChangeKind.CONFIG:
+        if change.kind is ChangeKind.CONFIG:
             assert change.config_name is not None
             self._check_config(batch, offset, change.config_name, change.config_value)
-            batch.alter_config(change.config_name, change.config_value)
-        elif kind is ChangeKind.IGNORED:
-            if change.binding is not None:
-                batch.remove(record.key)  # absent, and a newer DELETE still deletes
-            batch.ignore()
+        # an IGNORED binding is removed (absent, and a newer DELETE still deletes), then counted
+        replay_one(change, batch)
 
     def _check_config(self, batch: IndexBatch, offset: int, name: str, value: str | None) -> None:
         settings = {**self.index.config, **batch.config_set}

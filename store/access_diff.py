@@ -48,7 +48,9 @@ from store.acl import (
     ResourceType,
 )
 from store.authorizer import AuthorizerConfig
-from store.authorizer.decision import covered_operations
+from store.authorizer.applicable import applicable
+from store.authorizer.decision import COVERED
+from store.authorizer.engine import acl_hosts, acl_principals, allowed_operations
 from store.events import binding_min_reader_version, binding_requirement_key
 from store.kafka_apis import API_KEY_TABLE
 
@@ -447,7 +449,7 @@ class _Context:
             changed = set(in_before) ^ set(in_after)
         if not settings_changed and not changed:
             return
-        masks = (_masks(in_before), _masks(in_after))
+        summaries = (_summary(in_before), _summary(in_after))
         both = (*in_before, *in_after)
         principals = sorted({b.entry.principal for b in both} | self.super_changed)
         hosts = sorted({b.entry.host for b in both} - {WILDCARD_HOST})
@@ -461,7 +463,6 @@ class _Context:
         flip_hosts = {b.entry.host for b in changed}
         any_principal = every or WILDCARD_PRINCIPAL in flip_principals
         any_host = every or WILDCARD_HOST in flip_hosts
-        has_before, has_after = bool(in_before), bool(in_after)
         all_hosts = [*hosts, fresh_host]
         # the order of the cells does not matter: the rows follow the principals and hosts
         asked: Iterable[str] = [*principals, *fresh_principals] if any_principal else flip_principals
@@ -470,12 +471,14 @@ class _Context:
         asked_hosts = all_hosts if any_host else [h for h in all_hosts if h in flip_hosts]
         allowed: dict[tuple[str, str], tuple[int, int]] = {}
         flipped = 0
+        matching_hosts = [(host, acl_hosts(host)) for host in asked_hosts]
         for principal in asked:
             if principal in super_both:
                 continue  # allowed in both states, whatever the bindings
-            for host in asked_hosts:
-                was = _allowed_ops(masks[0], has_before, configs[0], principal, host)
-                now = _allowed_ops(masks[1], has_after, configs[1], principal, host)
+            matching = acl_principals(principal)
+            for host, hosts_matching in matching_hosts:
+                was = allowed_operations(summaries[0], matching, hosts_matching, configs[0])
+                now = allowed_operations(summaries[1], matching, hosts_matching, configs[1])
                 if was != now:
                     allowed[principal, host] = (was, now)
                     flipped |= was ^ now
@@ -495,52 +498,43 @@ class _Context:
                 yield from folding.cells(op, flips)
 
 
-_EVERY_OPERATION = (1 << (max(AclOperation) + 1)) - 1
+class _Masks:
+    """The operations the ACLs of a region allow and deny for one (principal, host)."""
+
+    __slots__ = ("allow_mask", "deny_mask")
+
+    def __init__(self) -> None:
+        self.allow_mask = 0
+        self.deny_mask = 0
 
 
-def _masks(bindings: Iterable[AclBinding]) -> dict[tuple[str, str], list[int]]:
-    """``(principal, host) -> [ALLOW-covered, DENY-covered]`` operation bits of ``bindings``.
+class _Summary:
+    """A region's bindings of one state, merged as the decision procedure reads them:
+    ``grants[principal][host]`` (:class:`store.authorizer.engine.PatternGrants`)."""
 
-    Coverage is the rules' own (:func:`store.authorizer.decision.covered_operations`): ALL
-    covers everything, an ALLOW implies DESCRIBE / DESCRIBE_CONFIGS as Kafka's does, and any
-    permission other than ALLOW counts as DENY (``StandardAuthorizerData.findResult``).
-    """
-    masks: dict[tuple[str, str], list[int]] = {}
-    for binding in bindings:
-        entry = binding.entry
-        pair = masks.setdefault((entry.principal, entry.host), [0, 0])
-        allow = entry.permission_type is AclPermissionType.ALLOW
-        pair[0 if allow else 1] |= covered_operations(entry.operation, entry.permission_type)
-    return masks
+    __slots__ = ("grants",)
+
+    def __init__(self, bindings: Iterable[AclBinding]) -> None:
+        self.grants: dict[str, dict[str, _Masks]] = {}
+        for binding in bindings:
+            entry = binding.entry
+            by_host = self.grants.get(entry.principal)
+            if by_host is None:
+                by_host = self.grants[entry.principal] = {}
+            masks = by_host.get(entry.host)
+            if masks is None:
+                masks = by_host[entry.host] = _Masks()
+            covered = COVERED[entry.permission_type][entry.operation]
+            if entry.permission_type is AclPermissionType.ALLOW:
+                masks.allow_mask |= covered
+            else:  # any other permission counts as DENY (StandardAuthorizerData.findResult)
+                masks.deny_mask |= covered
 
 
-def _allowed_ops(
-    masks: dict[tuple[str, str], list[int]],
-    has_acls: bool,
-    config: AuthorizerConfig,
-    principal: str,
-    host: str,
-) -> int:
-    """The operation bits ``principal`` from ``host`` is allowed on a name of one region.
-
-    Kafka's rule order: a super user is allowed; with no ACL on the resource the default
-    decides; else a matching DENY denies and a matching ALLOW allows.  An ACL's principal
-    matches when it is the request's or ``User:*``, its host when it is the request's or ``*``.
-    """
-    if principal in config.super_users:
-        return _EVERY_OPERATION
-    if not has_acls:
-        return _EVERY_OPERATION if config.allow_everyone_if_no_acl_found else 0
-    allow = deny = 0
-    for key in (
-        (principal, host), (principal, WILDCARD_HOST),
-        (WILDCARD_PRINCIPAL, host), (WILDCARD_PRINCIPAL, WILDCARD_HOST),
-    ):  # fmt: skip
-        pair = masks.get(key)
-        if pair is not None:  # a pair met twice (the request's principal is User:*) adds nothing
-            allow |= pair[0]
-            deny |= pair[1]
-    return allow & ~deny
+def _summary(bindings: Sequence[AclBinding]) -> list[_Summary]:
+    """What :func:`store.authorizer.engine.allowed_operations` reads of a region's bindings
+    of one state: one merged summary, or none when no ACL applies (the default decides)."""
+    return [_Summary(bindings)] if bindings else []
 
 
 class _Folding:
@@ -740,30 +734,23 @@ def _regions_of_type(
     literal_set, prefix_set = _NameSet(literals), _NameSet(prefixes)
     lengths = sorted({len(p) for p in prefixes}) if focus is None else _lengths(by_pattern)
     empty: _Sides = ([], [])
-    wildcard = by_pattern.get((PatternType.LITERAL, WILDCARD_RESOURCE), empty)
+    literal_table = _SidesTable(by_pattern, PatternType.LITERAL)
+    prefixed_table = _SidesTable(by_pattern, PatternType.PREFIXED)
 
-    def matching(name: str) -> _Sides:
-        own = by_pattern.get((PatternType.LITERAL, name), empty)
-        found: _Sides = ([*own[0]], [*own[1]])
-        if name != WILDCARD_RESOURCE:
-            found[0].extend(wildcard[0])
-            found[1].extend(wildcard[1])
-        for length in lengths:
-            if length > len(name):
-                break
-            if name[:length] in prefix_set:
-                sides = by_pattern[PatternType.PREFIXED, name[:length]]
-                found[0].extend(sides[0])
-                found[1].extend(sides[1])
+    def matching(name: str, prefix_lengths: Sequence[int] = lengths) -> _Sides:
+        """The bindings of both states that apply to ``name``: its literal's first."""
+        found: _Sides = ([], [])
+        for sides in applicable(name, literal_table, prefixed_table, prefix_lengths):
+            found[0].extend(sides[0])
+            found[1].extend(sides[1])
         return found
 
     def longest_prefix(name: str, at_most: int) -> str:
         """The longest prefix in play of ``name`` no longer than ``at_most``, else ``""`` (the
         rest region's key): the parent of a region (:attr:`_Region.parent`)."""
-        for length in reversed(lengths):
-            if length <= at_most and name[:length] in prefix_set:
-                return name[:length]
-        return ""
+        shorter = [length for length in lengths if length <= at_most]
+        above = applicable(name, _NO_PATTERNS, _PrefixNames(prefix_set), shorter)
+        return above[-1] if above else ""
 
     def literal_region(name: str) -> _Region:
         before, after = matching(name)
@@ -778,13 +765,11 @@ def _regions_of_type(
         carved_prefixes = tuple(q for q in prefixes[plo:phi] if q != prefix)
         names = NameSet(PatternType.PREFIXED, prefix, tuple(literals[lo:hi]), carved_prefixes)
         witness = _name_in(names, literal_set)
-        before, after = matching(witness)
         own = by_pattern.get((PatternType.PREFIXED, prefix), empty) if prefix in prefix_set else empty
-        # the prefix's own bindings were met last (the longest prefix of the witness): first
-        if own[0]:
-            before = [*before[-len(own[0]):], *before[:-len(own[0])]]
-        if own[1]:
-            after = [*after[-len(own[1]):], *after[:-len(own[1])]]
+        # the prefix's own bindings first, then those of the patterns above it (the witness
+        # is no literal in play and under no longer prefix in play)
+        above = matching(witness, [length for length in lengths if length < len(prefix)])
+        before, after = [*own[0], *above[0]], [*own[1], *above[1]]
         parent = longest_prefix(prefix, len(prefix) - 1) if prefix else None
         return _Region(resource_type, names, witness, before, after, parent, (len(own[0]), len(own[1])))
 
@@ -811,6 +796,37 @@ def _regions_of_type(
                 if prefix not in visited_prefixes:
                     visited_prefixes.add(prefix)
                     yield prefix_region(prefix)
+
+
+class _SidesTable:
+    """One pattern type's patterns of a type's ``by_pattern``, as
+    :func:`~store.authorizer.applicable.applicable` reads them: the sides of a pattern."""
+
+    __slots__ = ("by_pattern", "pattern_type")
+
+    def __init__(
+        self, by_pattern: Mapping[tuple[PatternType, str], _Sides], pattern_type: PatternType
+    ) -> None:
+        self.by_pattern, self.pattern_type = by_pattern, pattern_type
+
+    def get(self, name: str, /) -> _Sides | None:
+        return self.by_pattern.get((self.pattern_type, name))
+
+
+class _PrefixNames:
+    """The prefixes in play, as :func:`~store.authorizer.applicable.applicable` reads them:
+    a prefix's entry is its name."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: _NameSet) -> None:
+        self.names = names
+
+    def get(self, name: str, /) -> str | None:
+        return name if name in self.names else None
+
+
+_NO_PATTERNS: dict[str, str] = {}
 
 
 class _Overlay(Mapping[tuple[PatternType, str], _Sides]):

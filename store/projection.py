@@ -1,7 +1,8 @@
 """The live ACL set and settings, projected from change-log records in offset order.
 
 Pure: records in, state out, read through the store's one fold (:mod:`store.fold`, as
-the replica and the Spark jobs read them).  A record this release cannot read raises its
+the replica and the Spark jobs read them) and applied through the one replay interface
+(:mod:`store.replay`).  A record this release cannot read raises its
 :class:`~store.codec.RecordDecodeError` (naming the offset) and leaves the state at the
 record before it; only an explicit ``skip_offsets`` entry lets the projection pass it.
 """
@@ -9,17 +10,23 @@ record before it; only an explicit ``skip_offsets`` entry lets the projection pa
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from store.acl import AclBinding
 from store.authorizer import InMemoryAclIndex
-from store.events import LATEST_FORMAT_VERSION, AclCreated, AclDeleted, ChangeEvent
-from store.fold import Change, ChangeKind, FoldPolicy, fold_record
+from store.events import LATEST_FORMAT_VERSION, ChangeEvent
+from store.fold import Change, ChangeKind, FoldPolicy, change_of_event, fold_record
 from store.log.base import LogRecord
+from store.replay import replay_one
 from store.settings import StoreSettings
 
 
 class AclStoreState:
-    """Bindings (an :class:`InMemoryAclIndex`), settings, and the next offset to apply."""
+    """Bindings (an :class:`InMemoryAclIndex`), settings, and the next offset to apply.
+
+    A state the log is folded into (:class:`store.replay.AclReplay`): every record reaches
+    it through :func:`store.replay.replay_one`.
+    """
 
     def __init__(self, *, reader_version: int = LATEST_FORMAT_VERSION) -> None:
         self.index = InMemoryAclIndex()
@@ -50,16 +57,17 @@ class AclStoreState:
         ``known`` maps offsets this process wrote itself to their key and event (None for a
         tombstone), which saves decoding them again.
         """
+        policy = replace(self._policy, skip_offsets=skip_offsets) if skip_offsets else self._policy
         for record in records:
-            if record.offset < self.next_offset:
+            offset = record.offset
+            if offset < self.next_offset:
                 continue
-            if record.offset in skip_offsets:
-                self.skipped.append(record.offset)
-            elif known is not None and record.offset in known:
-                self._apply_known(record.key, record.offset, known[record.offset][1])
+            if known is not None and offset in known and offset not in skip_offsets:
+                change = self._known(record.key, offset, known[offset][1])
             else:
-                self._apply(record)
-            self.next_offset = record.offset + 1
+                change = fold_record(record, policy)
+            replay_one(change, self)
+            self.next_offset = offset + 1
 
     def apply_written(
         self,
@@ -79,43 +87,37 @@ class AclStoreState:
         offset = self.next_offset
         while offset < end and offset in written and offset not in skip_offsets:
             key, event = written[offset]
-            self._apply_known(key, offset, event)
+            replay_one(self._known(key, offset, event), self)
             offset = self.next_offset = offset + 1
 
-    def _apply_known(self, key: bytes, offset: int, event: ChangeEvent | None) -> None:
+    def _known(self, key: bytes, offset: int, event: ChangeEvent | None) -> Change:
+        """The change of a record this process wrote (its log time is not known here)."""
         if event is None:
-            self.apply_change(fold_record(LogRecord(offset, key, None, 0), self._policy))
+            return fold_record(LogRecord(offset, key, None, 0), self._policy)
+        return change_of_event(LogRecord(offset, key, None, 0), event)
+
+    # --- the replay interface (store.replay.AclReplay) ---------------------------------------
+
+    def load_snapshot(self, bindings: Iterable[AclBinding], settings: Mapping[str, str], offset: int) -> None:
+        self.index = InMemoryAclIndex(bindings)
+        self.configs = dict(settings)
+        self.next_offset = offset + 1
+
+    def add_acl(self, binding: AclBinding, at: Change) -> None:
+        self.index.add(binding)
+
+    def remove_acl(self, binding: AclBinding, at: Change) -> None:
+        self.index.remove(binding)
+
+    def alter_config(self, name: str, value: str | None, at: Change) -> None:
+        if value is None:
+            self.configs.pop(name, None)
         else:
-            self.apply_event(event)
+            self.configs[name] = value
 
-    def _apply(self, record: LogRecord) -> None:
-        self.apply_change(fold_record(record, self._policy))
-
-    def apply_change(self, change: Change) -> None:
-        """Apply one change read by :func:`store.fold.fold_record`."""
-        kind = change.kind
-        if kind is ChangeKind.CREATED:
-            assert change.binding is not None
-            self.index.add(change.binding)
-        elif kind is ChangeKind.DELETED:
-            assert change.binding is not None
-            self.index.remove(change.binding)
-        elif kind is ChangeKind.CONFIG:
-            assert change.config_name is not None
-            if change.config_value is None:
-                self.configs.pop(change.config_name, None)
-            else:
-                self.configs[change.config_name] = change.config_value
-
-    def apply_event(self, event: ChangeEvent) -> None:
-        if isinstance(event, AclCreated):
-            self.index.add(event.binding)
-        elif isinstance(event, AclDeleted):
-            self.index.remove(event.binding)
-        elif event.value is None:
-            self.configs.pop(event.name, None)
-        else:
-            self.configs[event.name] = event.value
+    def pass_over(self, at: Change) -> None:
+        if at.kind is ChangeKind.SKIPPED:
+            self.skipped.append(at.offset)
 
     def bindings(self) -> list[AclBinding]:
         return sorted(self.index.bindings())

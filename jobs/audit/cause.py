@@ -27,7 +27,6 @@ from jobs.history.decode import SETTING_KIND, Validity, fold_validity
 from jobs.history.render import Grid, cells, grid
 from jobs.history.tables import validity_of_row, validity_path
 from store.acl import (
-    WILDCARD_RESOURCE,
     AclBinding,
     AclOperation,
     PatternType,
@@ -35,6 +34,7 @@ from store.acl import (
     parse_fields,
 )
 from store.authorizer import Action
+from store.authorizer.applicable import applicable_patterns
 
 DENIAL_HEADER = (
     "principal", "resourceType", "resourceName", "operation", "time", "rule", "aclOffset",
@@ -132,9 +132,10 @@ def resource_intervals(
     """Per resource, the validity intervals that can decide about it (its bindings, literal,
     ``*`` and prefixed, and the settings), brought to the log's end; and that end's offset.
 
-    One read of the archive for all ``resources``: the validity table semi-joined with them on
-    the resource type and the name rules of :func:`jobs.history.queries.applicable_names`
-    (a join, on the executors); then the log's tail, read once and folded on the driver.
+    One read of the archive for all ``resources``: the validity table semi-joined, on the
+    resource type, pattern type and name, with the patterns that can match each resource
+    (:func:`store.authorizer.applicable.applicable_patterns`, a broadcast equi-join on the
+    executors); then the log's tail, read once and folded on the driver.
     """
     from delta.tables import DeltaTable
     from pyspark.sql import functions as f
@@ -146,16 +147,14 @@ def resource_intervals(
     path = validity_path(location)
     if asked and DeltaTable.isDeltaTable(spark, path):
         table = spark.read.format("delta").load(path)
-        wanted = spark.createDataFrame([(t.name, n) for t, n in asked], "askedType STRING, askedName STRING")
-        v, name = table.alias("v"), f.col("v.name")
-        literal = (f.col("v.patternType") == PatternType.LITERAL.name) & (
-            (name == f.col("askedName")) | (name == WILDCARD_RESOURCE)
+        patterns = sorted({(t.name, pt.name, n) for t, name in asked for pt, n in applicable_patterns(name)})
+        wanted = spark.createDataFrame(patterns, "wantedType STRING, wantedPattern STRING, wantedName STRING")
+        on = (
+            (f.col("resourceType") == f.col("wantedType"))
+            & (f.col("patternType") == f.col("wantedPattern"))
+            & (f.col("name") == f.col("wantedName"))
         )
-        prefixed = (f.col("v.patternType") == PatternType.PREFIXED.name) & (f.length(name) > 0) & (
-            f.col("askedName").startswith(name)
-        )
-        on = (f.col("v.resourceType") == f.col("askedType")) & (literal | prefixed)
-        bindings = v.join(f.broadcast(wanted), on, "left_semi")
+        bindings = table.join(f.broadcast(wanted), on, "left_semi")
         rows = bindings.unionByName(table.filter(f.col("kind") == SETTING_KIND))
         for row in rows.collect():
             interval = validity_of_row(row)

@@ -22,17 +22,19 @@ safe -> unsafe one.  Pure: no Spark, no I/O.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from jobs.history.answers import ACL_CREATED, ACL_DELETED, HistoryEvent
+from jobs.history.answers import HistoryEvent
 from store.access_diff import Request
 from store.acl import WILDCARD_RESOURCE, AclBinding, PatternType, ResourceType
 from store.authorizer import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG
+from store.authorizer.applicable import applicable
 from store.downgrade import analyse_downgrade
 from store.events import binding_min_reader_version
 from store.principal import SUPER_USERS_CONFIG
+from store.replay import replay
 from store.settings import StoreSettings
 
 DECIDING_SETTINGS: Final = frozenset((SUPER_USERS_CONFIG, ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG))
@@ -93,6 +95,22 @@ def last_safe(alerts: Iterable[Alert]) -> bool:
     return True if latest is None else latest.safe
 
 
+class _Named:
+    """One pattern type's ignored patterns, as :func:`store.authorizer.applicable.applicable`
+    reads them: a pattern's entry is its count."""
+
+    __slots__ = ("counts", "pattern_type")
+
+    def __init__(self, counts: dict[tuple[PatternType, str], int], pattern_type: PatternType) -> None:
+        self.counts, self.pattern_type = counts, pattern_type
+
+    def get(self, name: str, /) -> int | None:
+        return self.counts.get((self.pattern_type, name))
+
+
+_NO_LITERALS: dict[str, int] = {}
+
+
 class _Patterns:
     """The patterns of one resource type's ignored bindings (counted, for overlap tests)."""
 
@@ -119,23 +137,20 @@ class _Patterns:
         """Whether some resource name matches both ``binding``'s pattern and an ignored one."""
         if not self.counts:
             return False
-        if WILDCARD_RESOURCE in self.literals:
+        if (PatternType.LITERAL, WILDCARD_RESOURCE) in self.counts:
             return True
         name = binding.name
+        lengths = sorted({len(p) for p in self.prefixes})
+        prefixed = _Named(self.counts, PatternType.PREFIXED)
         if binding.pattern_type is PatternType.LITERAL:
-            if name == WILDCARD_RESOURCE or self._has(self.literals, name):
-                return True
-            return any(name.startswith(p) for p in self.prefixes if len(p) <= len(name))
+            # the name itself, or * (every name); else an ignored pattern that applies to it
+            literal = _Named(self.counts, PatternType.LITERAL)
+            return name == WILDCARD_RESOURCE or bool(applicable(name, literal, prefixed, lengths))
         if binding.pattern_type is not PatternType.PREFIXED:
             return False
         if self._under(self.literals, name) or self._under(self.prefixes, name):
             return True  # an ignored pattern under this prefix
-        return any(name.startswith(p) for p in self.prefixes if len(p) <= len(name))
-
-    @staticmethod
-    def _has(names: Sequence[str], name: str) -> bool:
-        i = bisect.bisect_left(names, name)
-        return i < len(names) and names[i] == name
+        return bool(applicable(name, _NO_LITERALS, prefixed, lengths))  # or above it
 
     @staticmethod
     def _under(names: Sequence[str], prefix: str) -> bool:
@@ -144,7 +159,11 @@ class _Patterns:
 
 
 class LiveState:
-    """The live bindings and settings, folded forward event by event, judged on demand."""
+    """The live bindings and settings, folded forward event by event, judged on demand.
+
+    A state the log is folded into (:class:`store.replay.AclReplay`): events reach it through
+    :func:`store.replay.replay`, a resumed state through :meth:`load_snapshot`.
+    """
 
     def __init__(
         self,
@@ -154,11 +173,10 @@ class LiveState:
     ) -> None:
         self.version = version
         self.bindings: set[AclBinding] = set()
-        self.settings: dict[str, str] = dict(settings or {})
+        self.settings: dict[str, str] = {}
         self._ignored: dict[ResourceType, _Patterns] = {}
-        self._dirty = True  # nothing judged yet
-        for binding in bindings:
-            self._add(binding)
+        self._dirty = True
+        self.load_snapshot(bindings, settings or {}, -1)
 
     def ignored(self, binding: AclBinding) -> bool:
         """Whether a reader of ``version`` (with the ``ignore`` policy) leaves it out."""
@@ -167,27 +185,42 @@ class LiveState:
     def apply(self, events: Iterable[HistoryEvent]) -> None:
         """Fold ``events`` (in offset order) into the state, noting whether they can change
         the verdict."""
-        for event in events:
-            binding = event.binding
-            if binding is None:
-                name = event.config_name
-                if name is None:
-                    continue
-                if event.config_value is None:
-                    old = self.settings.pop(name, None)
-                else:
-                    old, self.settings[name] = self.settings.get(name), event.config_value
-                if name in DECIDING_SETTINGS and old != event.config_value:
-                    self._dirty = True
-                continue
-            if event.type == ACL_CREATED and binding not in self.bindings:
-                self._add(binding)
-                self._note(binding)
-            elif event.type == ACL_DELETED and binding in self.bindings:
-                self.bindings.remove(binding)
-                if self.ignored(binding):
-                    self._ignored[binding.resource_type].change(binding, -1)
-                self._note(binding)
+        replay(events, self)
+
+    # -- the replay interface (store.replay.AclReplay) ------------------------------------------
+
+    def load_snapshot(self, bindings: Iterable[AclBinding], settings: Mapping[str, str], offset: int) -> None:
+        """The state is ``bindings`` and ``settings``, not judged yet (``offset`` is the
+        caller's to judge it at)."""
+        self.bindings = set()
+        self.settings = dict(settings)
+        self._ignored = {}
+        self._dirty = True  # nothing judged yet
+        for binding in bindings:
+            self._add(binding)
+
+    def add_acl(self, binding: AclBinding, at: HistoryEvent) -> None:
+        if binding not in self.bindings:
+            self._add(binding)
+            self._note(binding)
+
+    def remove_acl(self, binding: AclBinding, at: HistoryEvent) -> None:
+        if binding in self.bindings:
+            self.bindings.remove(binding)
+            if self.ignored(binding):
+                self._ignored[binding.resource_type].change(binding, -1)
+            self._note(binding)
+
+    def alter_config(self, name: str, value: str | None, at: HistoryEvent) -> None:
+        if value is None:
+            old = self.settings.pop(name, None)
+        else:
+            old, self.settings[name] = self.settings.get(name), value
+        if name in DECIDING_SETTINGS and old != value:
+            self._dirty = True
+
+    def pass_over(self, at: HistoryEvent) -> None:
+        """Nothing changes."""
 
     def _add(self, binding: AclBinding) -> None:
         self.bindings.add(binding)

@@ -28,7 +28,7 @@ from typing import Any, Final
 from jobs.history.answers import HistoryEvent
 from jobs.history.decode import history_event
 from jobs.history.errors import ArchiveStoppedError
-from jobs.history.intervals import OPEN_ARROW_SCHEMA, OPEN_COLUMNS, fold_batch, no_intervals
+from jobs.history.intervals import OPEN_ARROW_SCHEMA, OPEN_COLUMNS, OpenIntervals
 from jobs.history.spark_decode import decode_records
 from jobs.history.tables import (
     EVENTS_DIR,
@@ -179,8 +179,9 @@ class Archiver:
     columns on the driver, which are both tables' source: Spark appends them to ``events``
     while the driver folds them into the ``validity`` rows.
 
-    The intervals open between batches are carried on the driver (:class:`OpenState`: their
-    opening halves, about one row per live binding and setting), read from ``validity`` at
+    The intervals open between batches are carried on the driver
+    (:class:`~jobs.history.intervals.OpenIntervals`: their opening halves, about one row per
+    live binding and setting), read from ``validity`` at
     the run's first batch unless the archive is new.  ``reflected`` is the last offset the
     validity table holds a change of when they are read: a batch replayed after a crash
     (its writes then skipped by Delta's idempotent-write pair) folds only the events after
@@ -191,7 +192,7 @@ class Archiver:
         self.spark = spark
         self.location = location
         self.app_id = archive_id(location)
-        self.carried: OpenState | None = OpenState.empty() if fresh else None
+        self.carried: OpenIntervals | None = OpenIntervals() if fresh else None
         self.reflected = -1
 
     def __call__(self, batch: Any, batch_id: int) -> None:
@@ -241,35 +242,16 @@ class Archiver:
             idempotent_write(rows, path, self.app_id, batch_id)
 
 
-class OpenState:
-    """The intervals open after the batches archived so far, on the driver: their opening
-    halves (Arrow, :data:`~jobs.history.intervals.OPEN_ARROW_SCHEMA`, in ``fromOffset``
-    order)."""
-
-    def __init__(self, rows: Any) -> None:
-        self.rows = rows
-
-    @classmethod
-    def empty(cls) -> OpenState:
-        return cls(no_intervals())
-
-    def fold(self, read: Any) -> Any:
-        """The validity rows (Arrow) of the intervals that ``read`` (a batch's columns, in
-        offset order) opens or closes; the state moves to the one after it."""
-        rows, self.rows = fold_batch(self.rows, read)
-        return rows
-
-
-def read_open_intervals(spark: Any, location: str) -> tuple[OpenState, int]:
+def read_open_intervals(spark: Any, location: str) -> tuple[OpenIntervals, int]:
     """The intervals ``validity`` holds open, and the last offset it holds a change of."""
     from pyspark.sql import functions as f
 
     table = spark.read.format("delta").load(validity_path(location))
     reflected = table.agg(f.greatest(f.max("fromOffset"), f.max("toOffset"))).collect()[0][0]
     if reflected is None:  # a new archive
-        return OpenState.empty(), -1
+        return OpenIntervals(), -1
     rows = open_rows(table).select(*OPEN_COLUMNS).toArrow().cast(OPEN_ARROW_SCHEMA).sort_by("fromOffset")
-    return OpenState(rows), int(reflected)
+    return OpenIntervals(rows), int(reflected)
 
 
 def run_archive(

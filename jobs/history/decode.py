@@ -11,7 +11,7 @@ made it so (``from_offset``) to the record that ended it (``to_offset``, None wh
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
@@ -22,6 +22,7 @@ from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, Histo
 from store.acl import AclBinding
 from store.fold import ChangeKind, FoldPolicy, fold_record
 from store.log.base import LogRecord
+from store.replay import replay
 
 _DEFAULT_POLICY = FoldPolicy()
 BINDING_KIND = "binding"
@@ -253,29 +254,81 @@ def fold_positions(
     ]
 
 
+class ValidityFold:
+    """The validity intervals as a state the log is folded into (:class:`store.replay.AclReplay`).
+
+    Each call names the event that makes it (``at``), which becomes the opening or closing
+    end of an interval: the state keeps the record's position, not a copy of it.  The calls
+    are collected and folded at :meth:`result` by :func:`fold_positions` (the rules of
+    :func:`fold_codes`, over whole columns).
+    """
+
+    def __init__(self, open_intervals: Mapping[str, Validity] | None = None) -> None:
+        self._open: dict[str, Validity] = dict(open_intervals or {})
+        self._ids: list[str] = []
+        self._types: list[str] = []
+        self._values: list[str | None] = []
+        self._events: list[HistoryEvent] = []
+
+    def load_snapshot(self, bindings: Iterable[AclBinding], settings: Mapping[str, str], offset: int) -> None:
+        """Every binding and setting open from ``offset`` (their opening events known by the
+        offset and what they opened alone: time 0, no actor)."""
+        opened = [HistoryEvent(offset=offset, time_ms=0, type=ACL_CREATED, binding=b) for b in bindings]
+        opened += [
+            HistoryEvent(offset=offset, time_ms=0, type=CONFIG_ALTERED, config_name=n, config_value=v)
+            for n, v in settings.items()
+        ]
+        self._open = {identity(e): Validity(id=identity(e), opened=e) for e in opened}
+        self._ids, self._types, self._values, self._events = [], [], [], []
+
+    def _record(self, key: str, event_type: str, value: str | None, at: HistoryEvent) -> None:
+        self._ids.append(key)
+        self._types.append(event_type)
+        self._values.append(value)
+        self._events.append(at)
+
+    def add_acl(self, binding: AclBinding, at: HistoryEvent) -> None:
+        self._record(binding_identity(binding), ACL_CREATED, None, at)
+
+    def remove_acl(self, binding: AclBinding, at: HistoryEvent) -> None:
+        self._record(binding_identity(binding), ACL_DELETED, None, at)
+
+    def alter_config(self, name: str, value: str | None, at: HistoryEvent) -> None:
+        self._record(f"{SETTING_KIND}|{name}", CONFIG_ALTERED, value, at)
+
+    def pass_over(self, at: HistoryEvent) -> None:
+        """Nothing changes (the archive holds no passed-over record)."""
+
+    def result(self) -> tuple[list[Validity], dict[str, Validity]]:
+        """The intervals the calls since the last result opened or closed (each once, in its
+        latest form) and the intervals open after them, which the fold goes on from."""
+        before = list(self._open.values())
+        events = self._events
+        positions: dict[str, Opener] = {v.id: -1 - k for k, v in enumerate(before)}
+        changes = fold_positions(self._ids, self._types, self._values, positions)
+
+        def opened(opener: Opener) -> Validity:
+            if opener < 0:
+                return before[-1 - opener]
+            return Validity(id=self._ids[opener], opened=events[opener])
+
+        changed = [
+            opened(opener) if closer is None else replace(opened(opener), closed=events[closer])
+            for opener, closer in changes
+        ]
+        self._open = {key: opened(opener) for key, opener in positions.items()}
+        self._ids, self._types, self._values, self._events = [], [], [], []
+        return changed, dict(self._open)
+
+
 def fold_validity(
     events: Sequence[HistoryEvent], open_intervals: Mapping[str, Validity]
 ) -> tuple[list[Validity], dict[str, Validity]]:
     """Apply ``events`` (in offset order) to the intervals still open.
 
     Returns the intervals opened or closed by the events (each once, in its latest form) and
-    the intervals open afterwards (:func:`fold_positions`' rules over events).
+    the intervals open afterwards (:class:`ValidityFold`, the events replayed into it).
     """
-    before = list(open_intervals.values())
-    positions: dict[str, Opener] = {v.id: -1 - k for k, v in enumerate(before)}
-    changes = fold_positions(
-        [identity(e) for e in events], [e.type for e in events], [e.config_value for e in events],
-        positions,
-    )  # fmt: skip
-
-    def opened(opener: Opener) -> Validity:
-        if opener < 0:
-            return before[-1 - opener]
-        event = events[opener]
-        return Validity(id=identity(event), opened=event)
-
-    changed = [
-        opened(opener) if closer is None else replace(opened(opener), closed=events[closer])
-        for opener, closer in changes
-    ]
-    return changed, {key: opened(opener) for key, opener in positions.items()}
+    fold = ValidityFold(open_intervals)
+    replay(events, fold)
+    return fold.result()

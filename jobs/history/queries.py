@@ -45,7 +45,6 @@ from jobs.history.tables import (
 )
 from store.access_diff import AclState, change_diff
 from store.acl import (
-    WILDCARD_RESOURCE,
     AclBinding,
     AclOperation,
     AclPermissionType,
@@ -60,6 +59,7 @@ from store.authorizer import (
     InMemoryAclIndex,
     authorize,
 )
+from store.authorizer.applicable import applicable_patterns
 from store.log.base import LogUnavailableError
 from store.principal import SUPER_USERS_CONFIG, KafkaPrincipal
 from store.settings import StoreSettings
@@ -280,8 +280,11 @@ def _resolve_point(
 
 
 def applicable_names(name: str) -> tuple[list[str], list[str]]:
-    """The LITERAL names (the name and ``*``) and PREFIXED names (its prefixes) that apply."""
-    return [name, WILDCARD_RESOURCE], [name[:k] for k in range(1, len(name) + 1)]
+    """The LITERAL and the PREFIXED names of the patterns that can match the resource ``name``
+    (:func:`store.authorizer.applicable.applicable_patterns`: the name and ``*``; each prefix)."""
+    patterns = applicable_patterns(name)
+    literal = [n for pt, n in patterns if pt is PatternType.LITERAL]
+    return literal, [n for pt, n in patterns if pt is PatternType.PREFIXED]
 
 
 def resource_filter(resource_type: ResourceType, name: str) -> Any:
@@ -299,8 +302,7 @@ def resource_filter(resource_type: ResourceType, name: str) -> Any:
 
 def applies_to(resource_type: ResourceType, name: str) -> Callable[[Validity], bool]:
     """:func:`resource_filter` as a predicate on intervals (for the tail)."""
-    literal, prefixed = applicable_names(name)
-    literal_set, prefixed_set = set(literal), set(prefixed)
+    patterns = frozenset(applicable_patterns(name))
 
     def relevant(interval: Validity) -> bool:
         binding = interval.binding
@@ -308,9 +310,7 @@ def applies_to(resource_type: ResourceType, name: str) -> Callable[[Validity], b
             return True
         if binding.resource_type is not resource_type:
             return False
-        if binding.pattern_type is PatternType.LITERAL:
-            return binding.name in literal_set
-        return binding.pattern_type is PatternType.PREFIXED and binding.name in prefixed_set
+        return (binding.pattern_type, binding.name) in patterns
 
     return relevant
 

@@ -3,7 +3,7 @@
 * :mod:`.acl_index`: opening the index, its state, committing batches (:class:`AclIndex`);
 * :mod:`.batch`: a batch of changes committed with the log position it reaches;
 * :mod:`.view`: a consistent read, the decision rules' view of the index;
-* :mod:`.cache`: the bounded cache of ``matching_acls`` answers, kept exact by commits;
+* :mod:`.cache`: the bounded cache of ``applicable_acls`` answers, kept exact by commits;
 * :mod:`.progress`: the applied offset and waiting for one ("at least as fresh as N");
 * :mod:`.meta`: the ``meta`` column family (offset, versions, counters, settings, skips);
 * :mod:`.tables`: the RocksDB database and its two column families, opened;

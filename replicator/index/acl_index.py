@@ -3,7 +3,7 @@
 One column family ``acl`` holds the bindings in the three tables of
 :mod:`replicator.encoding`; ``meta`` holds the index's own state (:mod:`.meta`).  Writes go
 through :class:`~replicator.index.batch.IndexBatch`, reads through
-:class:`~replicator.index.view.IndexView`; answers of ``matching_acls`` are cached in a
+:class:`~replicator.index.view.IndexView`; answers of ``applicable_acls`` are cached in a
 :class:`~replicator.index.cache.MatchCache` that commits keep exact.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -20,7 +20,7 @@ from rocksdict import WriteBatch, WriteOptions
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
 from replicator.index import meta
 from replicator.index.batch import IndexBatch
-from replicator.index.cache import CacheFigures, CacheKey, MatchCache
+from replicator.index.cache import CacheFigures, CacheKey, MatchCache, Pattern
 from replicator.index.progress import Progress
 from replicator.index.records import (
     IndexCounters,
@@ -31,7 +31,7 @@ from replicator.index.records import (
 )
 from replicator.index.tables import open_tables
 from replicator.index.view import IndexView
-from store.acl import AclBinding
+from store.authorizer.grants import PatternAcls
 
 
 class AclIndex:
@@ -41,7 +41,7 @@ class AclIndex:
     by a newer reader, or one that ignored too-new events under an older reader, must be
     rebuilt (:class:`IndexRebuildRequiredError`).  Writes go through :meth:`batch`; reads
     through :meth:`view`, a consistent read paired with the position it reflects.
-    ``cache_size`` bounds the in-memory cache of ``matching_acls`` results; every batch that
+    ``cache_size`` bounds the in-memory cache of ``applicable_acls`` results; every batch that
     changes a binding drops the answers it can affect, so it never serves a stale one.
     """
 
@@ -187,19 +187,35 @@ class AclIndex:
         """Wake :meth:`wait_applied` callers (e.g. because the replica stopped or closed)."""
         self._progress.notify()
 
-    # -- the cache of matching_acls answers (views call these) -------------------------------
+    # -- the cache of applicable_acls answers (views call these) -------------------------------
 
-    def cached_match(self, generation: int, key: CacheKey) -> tuple[AclBinding, ...] | None:
+    def cached_match(self, generation: int, key: CacheKey) -> tuple[PatternAcls, ...] | None:
         with self._progress.cond:
             return self._cache.get(generation, key)
+
+    def cached_patterns(self, generation: int, keys: Iterable[Pattern]) -> dict[Pattern, PatternAcls]:
+        """The summaries kept of the patterns ``keys`` (those kept: see :class:`MatchCache`)."""
+        get = self._cache.get_pattern
+        with self._progress.cond:
+            return {key: found for key in keys if (found := get(generation, key)) is not None}
 
     def cache_figures(self) -> CacheFigures:
         with self._progress.cond:
             return self._cache.figures()
 
-    def remember_match(self, generation: int, key: CacheKey, value: tuple[AclBinding, ...]) -> None:
+    def remember_match(
+        self,
+        generation: int,
+        key: CacheKey,
+        value: tuple[PatternAcls, ...],
+        patterns: Mapping[Pattern, PatternAcls],
+    ) -> None:
+        """Keep an answer read at ``generation``, and the summaries of single ``patterns``
+        read for it that apply to many names."""
         with self._progress.cond:
             self._cache.put(generation, key, value)
+            for pattern, summary in patterns.items():
+                self._cache.put_pattern(generation, pattern, summary)
 
     # -- writing ------------------------------------------------------------------------------
 

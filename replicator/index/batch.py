@@ -1,10 +1,15 @@
 """A batch of changes to the index, applied in log order and committed as one ``WriteBatch``
 together with the log position it reaches (quix-streams' ``_update_changelog_offset``), so
-the index is always exactly the log applied up to its offset."""
+the index is always exactly the log applied up to its offset.
+
+A batch is a state the log is folded into (:class:`store.replay.AclReplay`): the tailer
+hands it every record the fold reads (:func:`store.replay.replay_one`), and a binding lives
+under its record's key (``at.key``), as Kafka's ``ClusterMetadataAuthorizer`` keeps an ACL
+under its id."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, cast
 
 from rocksdict import WriteBatch
@@ -22,6 +27,8 @@ from replicator.index.cache import Pattern
 from replicator.index.records import IndexCounters, IndexPosition, LogAnchor, SkipRecord
 from replicator.index.tables import Tables
 from store.acl import AclBinding
+from store.codec import binding_key
+from store.fold import Change, ChangeKind
 
 _LISTED_PATTERNS = 256
 """Beyond this many changed patterns in one batch the cache is emptied instead of sifted."""
@@ -36,6 +43,8 @@ class BatchTarget(Protocol):
     def counters(self) -> IndexCounters: ...
     @property
     def prefix_length_counts(self) -> Mapping[tuple[int, int], int]: ...
+    @property
+    def config(self) -> Mapping[str, str]: ...
 
     def commit_batch(
         self, batch: IndexBatch, wb: WriteBatch, position: IndexPosition, anchor: LogAnchor | None
@@ -131,15 +140,54 @@ class IndexBatch:
         if key is not None:
             self.length_deltas[key] = self.length_deltas.get(key, 0) + delta
 
-    def alter_config(self, key: str, value: str | None) -> None:
+    def alter_config(self, name: str, value: str | None, at: Change | None = None) -> None:
         """Set (or, with None, remove) one authorizer setting as of this point of the log."""
-        meta.put_config(self._wb, self._index.tables.meta_cf, key, value)
+        meta.put_config(self._wb, self._index.tables.meta_cf, name, value)
         if value is None:
-            self.config_set.pop(key, None)
-            self.config_removed.add(key)
+            self.config_set.pop(name, None)
+            self.config_removed.add(name)
         else:
-            self.config_set[key] = value
-            self.config_removed.discard(key)
+            self.config_set[name] = value
+            self.config_removed.discard(name)
+
+    # -- the replay interface (store.replay.AclReplay) ------------------------------------------
+
+    def add_acl(self, binding: AclBinding, at: Change) -> None:
+        self.create(at.key, binding)
+
+    def remove_acl(self, binding: AclBinding, at: Change) -> None:
+        self.remove(at.key)
+
+    def pass_over(self, at: Change) -> None:
+        if at.kind is ChangeKind.IGNORED:
+            self.ignore()
+
+    def load_snapshot(self, bindings: Iterable[AclBinding], settings: Mapping[str, str], offset: int) -> None:
+        """Make the index hold exactly ``bindings`` (each under its canonical key) and
+        ``settings``; the batch's :meth:`commit` says the offset they reflect."""
+        stored: dict[bytes, bytes | None] = {}
+        iterator = self._index.tables.acl.iter()
+        iterator.seek(BY_LOG_KEY)
+        while iterator.valid():
+            key: bytes = iterator.key()
+            if not key.startswith(BY_LOG_KEY):
+                break
+            stored[key[len(BY_LOG_KEY) :]] = iterator.value()
+            iterator.next()
+        del iterator
+        stored.update(self._current)
+        for log_key, enc in stored.items():
+            if enc is not None:
+                self._drop(log_key, enc)
+                self._current[log_key] = None
+        for binding in bindings:
+            self.create(binding_key(binding), binding)
+        current = {**self._index.config, **self.config_set}
+        for name in current:
+            if name not in settings and name not in self.config_removed:
+                self.alter_config(name, None)
+        for name, value in settings.items():
+            self.alter_config(name, value)
 
     def ignore(self) -> None:
         """Count one event ignored because it needs a newer format (the IGNORE policy)."""

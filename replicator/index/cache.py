@@ -1,4 +1,4 @@
-"""A bounded LRU cache of ``matching_acls`` answers that never serves a stale one.
+"""A bounded LRU cache of ``applicable_acls`` answers that never serves a stale one.
 
 Each answer is read from a view of one *generation* of the index; every commit that changes
 a binding advances the generation and drops exactly the answers the change can affect: those
@@ -11,6 +11,10 @@ have changed it), and is served only to views at its generation or later (an old
 reads an older snapshot, which the answer may postdate).  So a view never sees an answer
 from another state than its own.
 
+Beside the answers it keeps the summaries of single patterns by pattern, under the same
+rules (each dropped by a commit that changes its pattern), so that a pattern shared by many
+names (``*``, a broad prefix) is read from RocksDB and summarized once, not once per name.
+
 Not thread-safe on its own: the index calls it under its lock.
 """
 
@@ -21,7 +25,8 @@ from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from store.acl import WILDCARD_RESOURCE, AclBinding, PatternType
+from store.acl import WILDCARD_RESOURCE, PatternType
+from store.authorizer.grants import PatternAcls
 
 CacheKey = tuple[int, str]
 """(resource type code, resource name)."""
@@ -45,15 +50,16 @@ class CacheFigures:
 class MatchCache:
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: OrderedDict[CacheKey, tuple[int, tuple[AclBinding, ...]]] = OrderedDict()
+        self._entries: OrderedDict[CacheKey, tuple[int, tuple[PatternAcls, ...]]] = OrderedDict()
         # The cached names of each resource type, sorted: the names under a prefix are one run.
         self._names: dict[int, list[str]] = {}
+        self._patterns: OrderedDict[Pattern, tuple[int, PatternAcls]] = OrderedDict()
         self.generation = 0
         self._hits = 0
         self._misses = 0
         self._invalidated = 0
 
-    def get(self, generation: int, key: CacheKey) -> tuple[AclBinding, ...] | None:
+    def get(self, generation: int, key: CacheKey) -> tuple[PatternAcls, ...] | None:
         entry = self._entries.get(key)
         if entry is None or entry[0] > generation:
             self._misses += 1
@@ -62,7 +68,7 @@ class MatchCache:
         self._hits += 1
         return entry[1]
 
-    def put(self, generation: int, key: CacheKey, value: tuple[AclBinding, ...]) -> None:
+    def put(self, generation: int, key: CacheKey, value: tuple[PatternAcls, ...]) -> None:
         if self._size <= 0 or generation != self.generation:
             return
         if key not in self._entries:
@@ -71,6 +77,21 @@ class MatchCache:
         if len(self._entries) > self._size:
             evicted, _ = self._entries.popitem(last=False)
             self._unlist(evicted)
+
+    def get_pattern(self, generation: int, key: Pattern) -> PatternAcls | None:
+        """The summary of one pattern read at ``generation`` or before it, if kept."""
+        entry = self._patterns.get(key)
+        if entry is None or entry[0] > generation:
+            return None
+        self._patterns.move_to_end(key)
+        return entry[1]
+
+    def put_pattern(self, generation: int, key: Pattern, value: PatternAcls) -> None:
+        if self._size <= 0 or generation != self.generation:
+            return
+        self._patterns[key] = (generation, value)
+        if len(self._patterns) > self._size:
+            self._patterns.popitem(last=False)
 
     def _unlist(self, key: CacheKey) -> None:
         names = self._names[key[0]]
@@ -90,6 +111,8 @@ class MatchCache:
             self.clear()
             return
         doomed: set[CacheKey] = set()
+        for pattern in changed:
+            self._patterns.pop(pattern, None)
         for resource_type, pattern_type, name in changed:
             names = self._names.get(resource_type, [])
             if pattern_type == _LITERAL and name == WILDCARD_RESOURCE:
@@ -106,6 +129,7 @@ class MatchCache:
     def clear(self) -> None:
         self._entries.clear()
         self._names.clear()
+        self._patterns.clear()
 
     def figures(self) -> CacheFigures:
         return CacheFigures(

@@ -19,25 +19,33 @@ from replicator.encoding import (
     pattern_prefix,
 )
 from replicator.index.records import IndexPosition
-from store.acl import (
-    WILDCARD_RESOURCE,
-    AclBinding,
-    AclBindingFilter,
-    PatternType,
-    ResourceType,
-)
+from store.acl import WILDCARD_RESOURCE, AclBinding, AclBindingFilter, PatternType, ResourceType
+from store.authorizer.applicable import applicable_patterns
+from store.authorizer.grants import PatternAcls, pattern_acls
+from store.authorizer.principal_acls import PrincipalAcls, principal_acls
 
 
 class AnswerCache(Protocol):
-    """Where a view keeps ``matching_acls`` answers (the index, over its generation cache)."""
+    """Where a view keeps ``applicable_acls`` answers and the summaries of shared patterns
+    (the index, over its generation cache)."""
 
-    def cached_match(
-        self, generation: int, key: tuple[int, str]
-    ) -> tuple[AclBinding, ...] | None: ...
+    def cached_match(self, generation: int, key: tuple[int, str]) -> tuple[PatternAcls, ...] | None: ...
 
     def remember_match(
-        self, generation: int, key: tuple[int, str], value: tuple[AclBinding, ...]
+        self,
+        generation: int,
+        key: tuple[int, str],
+        value: tuple[PatternAcls, ...],
+        patterns: Mapping[tuple[int, int, str], PatternAcls],
     ) -> None: ...
+
+    def cached_patterns(
+        self, generation: int, keys: Iterable[tuple[int, int, str]]
+    ) -> dict[tuple[int, int, str], PatternAcls]: ...
+
+
+_ABSENT = PatternAcls()
+"""The summary of a pattern without bindings, as the cache keeps it (never filled)."""
 
 
 class IndexView:
@@ -46,8 +54,9 @@ class IndexView:
     One view serves one request on one thread: its lookups share one RocksDB iterator.
 
     Implements the decision rules' ``AclView`` protocol (:mod:`store.authorizer`):
-    ``matching_acls`` walks the three places Kafka's ``StandardAuthorizerData`` looks (the
-    LITERAL name, the LITERAL ``*`` wildcard, each PREFIXED prefix of the name);
+    ``applicable_acls`` summarizes the bindings of the patterns that apply to a resource
+    (:func:`store.authorizer.applicable.applicable_patterns`, at the PREFIXED lengths the
+    index holds), each read by one seek, and keeps the answer in the index's cache;
     ``acls_for_principal`` scans the by-principal table; ``bindings`` scans everything.
     """
 
@@ -78,37 +87,51 @@ class IndexView:
             yield key
             iterator.next()
 
-    def _pattern_keys(self, resource_type: int, name: str) -> list[bytes]:
-        keys = [pattern_prefix(resource_type, LITERAL, name)]
-        if name != WILDCARD_RESOURCE:
-            keys.append(pattern_prefix(resource_type, LITERAL, WILDCARD_RESOURCE))
-        for length in self._prefix_lengths.get(resource_type, ()):
-            if length > len(name):
-                break
-            keys.append(pattern_prefix(resource_type, PREFIXED, name[:length]))
-        return keys
+    def applicable_acls(self, resource_type: ResourceType, name: str) -> tuple[PatternAcls, ...]:
+        """The summaries of the live patterns that apply to the resource ``(resource_type, name)``.
 
-    def indexed(self) -> None:
-        """None: the decision rules take their generic path over this view.
-
-        The rules' fast path reads in-memory tables of every binding; this index keeps its
-        bindings in RocksDB so that memory does not grow with the ACL set, and answers
-        ``matching_acls`` from an LRU cache instead (:mod:`store.authorizer.view`).
+        On a miss, each pattern is read with one seek and summarized, except those the index
+        keeps by pattern: the ones that apply to many names (PREFIXED ones and ``*``, an
+        absent one as an empty summary).  A LITERAL name applies to itself only, and this
+        answer is kept by name.  The cache is asked and told once each per miss.
         """
-        return None
-
-    def matching_acls(self, resource_type: ResourceType, name: str) -> tuple[AclBinding, ...]:
-        """Every live binding whose pattern applies to the resource ``(resource_type, name)``."""
         cache_key = (int(resource_type), name)
         hit = self._index.cached_match(self._generation, cache_key)
         if hit is not None:
             return hit
-        found: list[AclBinding] = []
-        for prefix in self._pattern_keys(int(resource_type), name):
-            found.extend(decode_binding(key, 1) for key in self._scan(prefix))
+        rt = int(resource_type)
+        keys = [
+            (rt, int(pattern_type), pattern)
+            for pattern_type, pattern in applicable_patterns(name, self._prefix_lengths.get(rt, ()))
+        ]
+        shared = [key for key in keys if key[1] == PREFIXED or key[2] == WILDCARD_RESOURCE]
+        known = self._index.cached_patterns(self._generation, shared) if shared else {}
+        read: dict[tuple[int, int, str], PatternAcls] = {}
+        found: list[PatternAcls] = []
+        for key in keys:
+            summary = known.get(key)
+            if summary is None:
+                summary = self._read_pattern(*key)
+                if key[1] == PREFIXED or key[2] == WILDCARD_RESOURCE:
+                    read[key] = summary
+            if summary.count:
+                found.append(summary)
         result = tuple(found)
-        self._index.remember_match(self._generation, cache_key, result)
+        self._index.remember_match(self._generation, cache_key, result, read)
         return result
+
+    def _read_pattern(self, resource_type: int, pattern_type: int, name: str) -> PatternAcls:
+        """The summary of one pattern's live bindings (:data:`_ABSENT`: none)."""
+        keys = list(self._scan(pattern_prefix(resource_type, pattern_type, name)))
+        return pattern_acls(decode_binding(k, 1) for k in keys) if keys else _ABSENT
+
+    def matching_acls(self, resource_type: ResourceType, name: str) -> tuple[AclBinding, ...]:
+        """Every live binding whose pattern applies to the resource ``(resource_type, name)``."""
+        return tuple(b for pattern in self.applicable_acls(resource_type, name) for b in pattern.bindings())
+
+    def principal_acls(self, resource_type: ResourceType, principal: str) -> PrincipalAcls | None:
+        """The summary of ``principal``'s live bindings on ``resource_type`` (None: none)."""
+        return principal_acls(self.acls_for_principal(resource_type, principal), resource_type, principal)
 
     def acls_for_principal(self, resource_type: ResourceType, principal: str) -> tuple[AclBinding, ...]:
         """Every live binding of ``principal`` (exactly that string) on ``resource_type``."""

@@ -1,8 +1,9 @@
 """Kafka-exact authorization: the decision rules, their configuration and an in-memory index.
 
 Start with :func:`authorize` and :func:`authorize_by_resource_type` (``rules``), which read
-ACLs through the :class:`AclView` protocol (``view``); :class:`InMemoryAclIndex` (``index``)
-implements it with dicts.
+ACLs through the :class:`DecisionView` protocol (``view``): the grant summaries (``grants``)
+of the patterns that apply to a resource (``applicable``), decided by one procedure
+(``engine``).  :class:`InMemoryAclIndex` (``memory_index``) implements it with dicts.
 """
 
 from store.authorizer.config import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG, AuthorizerConfig
@@ -24,7 +25,7 @@ from store.authorizer.rules import (
     authorize_by_resource_type,
     check_by_resource_type_args,
 )
-from store.authorizer.view import AclView, ScanAclView, describe
+from store.authorizer.view import AclView, DecisionView, ScanAclView, describe
 
 __all__ = [
     "ALLOWED",
@@ -37,6 +38,7 @@ __all__ = [
     "AuthorizerConfig",
     "Decision",
     "DecisionRule",
+    "DecisionView",
     "InMemoryAclIndex",
     "InvalidActionError",
     "InvalidHostAddressError",

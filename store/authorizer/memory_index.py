@@ -2,13 +2,15 @@
 
 Two indexes of the same bindings, each shaped for one question:
 
-* :class:`AclTables` answers ``authorize``: per resource type, LITERAL and PREFIXED patterns
-  by exact name, then principal, then host, down to a :class:`Grant` holding bit masks of
-  the operations its ACLs allow and deny.  A decision is a handful of dict lookups: the
-  exact name, ``*``, and each prefix of the name whose length some PREFIXED pattern has.
-* :class:`PrincipalAcls` answers ``authorize_by_resource_type``: per resource type and
-  principal, the ALLOW/DENY LITERAL/PREFIXED names bucketed by (host, operation), so the
-  question reads only the requesting principal's and ``User:*``'s ACLs.
+* :class:`AclTables` answers ``authorize``: per resource type, the grant summaries
+  (:class:`~store.authorizer.grants.PatternAcls`) of the LITERAL and PREFIXED patterns by
+  exact name.  The applicable ones are a handful of dict lookups
+  (:func:`~store.authorizer.applicable.applicable`): the exact name, ``*``, and each prefix
+  of the name whose length some PREFIXED pattern has.
+* :class:`~store.authorizer.principal_acls.PrincipalIndex` answers
+  ``authorize_by_resource_type``: per resource type and principal, the ALLOW/DENY
+  LITERAL/PREFIXED names bucketed by (host, operation), so the question reads only the
+  requesting principal's and ``User:*``'s ACLs.
 
 Bindings whose pattern type is UNKNOWN (written by a newer Kafka) are stored and listed but
 never applied: Kafka's range scan happens to treat them like PREFIXED; we do not guess.
@@ -16,114 +18,12 @@ never applied: Kafka's range scan happens to treat them like PREFIXED; we do not
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Iterator
 
-from store.acl import (
-    WILDCARD_RESOURCE,
-    AclBinding,
-    AclBindingFilter,
-    AclPermissionType,
-    PatternType,
-    ResourceType,
-)
-from store.authorizer.decision import (
-    ALLOWED,
-    COVERED,
-    DENIED,
-    Decision,
-    DecisionRule,
-)
-
-TYPE_SLOTS = max(ResourceType) + 1
-"""Tables are lists indexed by the resource type's int8 code."""
-
-
-class Grant:
-    """The ACLs of one resource pattern for one (principal, host): their operation masks.
-
-    ``deny_mask`` / ``allow_mask`` hold a bit per requested operation the ACLs cover (see
-    :func:`~store.authorizer.decision.covered_operations`).  Within a grant an ACL is fixed
-    by its operation and permission, which key ``decisions``; each ACL keeps a ready-made
-    :class:`Decision` so that answering allocates nothing.
-    """
-
-    __slots__ = ("allow_mask", "decisions", "deny_mask")
-
-    def __init__(self) -> None:
-        self.allow_mask = 0
-        self.deny_mask = 0
-        self.decisions: dict[int, Decision] = {}
-
-    @staticmethod
-    def key(binding: AclBinding) -> int:
-        entry = binding.entry
-        return entry.operation << 3 | entry.permission_type
-
-    def add(self, binding: AclBinding) -> bool:
-        entry = binding.entry
-        operation, permission = entry.operation, entry.permission_type
-        key = operation << 3 | permission
-        if key in self.decisions:
-            return False
-        # The decision goes in before the mask bit and leaves after it, so that a reader
-        # never sees a bit without its decision.
-        mask = COVERED[permission][operation]
-        if permission is AclPermissionType.ALLOW:
-            self.decisions[key] = Decision(ALLOWED, DecisionRule.MATCHING_ACL, binding)
-            self.allow_mask |= mask
-        else:  # DENY (Kafka also treats UNKNOWN permission types as DENY)
-            self.decisions[key] = Decision(DENIED, DecisionRule.MATCHING_ACL, binding)
-            self.deny_mask |= mask
-        return True
-
-    def remove(self, binding: AclBinding) -> bool:
-        key = self.key(binding)
-        if key not in self.decisions:
-            return False
-        allow_mask = deny_mask = 0
-        for other_key, decision in self.decisions.items():
-            if other_key != key:
-                if decision.result is ALLOWED:
-                    allow_mask |= _mask_of(decision)
-                else:
-                    deny_mask |= _mask_of(decision)
-        self.allow_mask, self.deny_mask = allow_mask, deny_mask
-        del self.decisions[key]
-        return True
-
-    def decision_for(self, op_bit: int, result: object) -> Decision:
-        """The decision of an ACL here with ``result`` covering ``op_bit`` (which must exist)."""
-        for decision in self.decisions.values():
-            if decision.result is result and _mask_of(decision) & op_bit:
-                return decision
-        raise LookupError("no ACL covers the operation")  # masks and decisions disagree
-
-    def bindings(self) -> Iterator[AclBinding]:
-        for decision in self.decisions.values():
-            if decision.binding is not None:
-                yield decision.binding
-
-
-def _mask_of(decision: Decision) -> int:
-    binding = decision.binding
-    assert binding is not None
-    return COVERED[binding.permission_type][binding.operation]
-
-
-class PatternAcls:
-    """All ACLs of one resource pattern: ``grants[principal][host]``."""
-
-    __slots__ = ("count", "grants")
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.grants: dict[str, dict[str, Grant]] = {}
-
-    def bindings(self) -> Iterator[AclBinding]:
-        for by_host in self.grants.values():
-            for grant in by_host.values():
-                yield from grant.bindings()
+from store.acl import AclBinding, AclBindingFilter, PatternType, ResourceType
+from store.authorizer.applicable import applicable
+from store.authorizer.grants import TYPE_SLOTS, Grant, PatternAcls
+from store.authorizer.principal_acls import PrincipalAcls, PrincipalIndex
 
 
 class AclTables:
@@ -156,172 +56,6 @@ class AclTables:
             if counts[len(name)] == 0:
                 del counts[len(name)]
                 self.prefix_lengths[resource_type] = tuple(sorted(counts))
-
-    def applicable(self, resource_type: int, name: str) -> Iterator[PatternAcls]:
-        """The patterns that apply to LITERAL ``name``: exact, each stored prefix, then ``*``."""
-        found = self.literal[resource_type].get(name)
-        if found is not None:
-            yield found
-        prefixed = self.prefixed[resource_type]
-        for length in self.prefix_lengths[resource_type]:
-            if length > len(name):
-                break
-            found = prefixed.get(name[:length])
-            if found is not None:
-                yield found
-        if name != WILDCARD_RESOURCE:
-            found = self.literal[resource_type].get(WILDCARD_RESOURCE)
-            if found is not None:
-                yield found
-
-
-class TypeBucket:
-    """One principal's ALLOW/DENY names of one resource type for one (host, operation).
-
-    Besides the name dicts it keeps the ALLOW names in sorted lists, built on the first
-    ``authorize_by_resource_type`` that needs them and then kept sorted on every change
-    (``bisect``), so that a DENY prefix dominating thousands of ALLOW names is skipped as
-    one range instead of name by name.
-    """
-
-    __slots__ = (
-        "_sorted_allow_literal",
-        "_sorted_allow_prefixed",
-        "allow_literal",
-        "allow_prefixed",
-        "deny_literal",
-        "deny_prefixed",
-    )
-
-    def __init__(self) -> None:
-        self.allow_literal: dict[str, AclBinding] = {}
-        self.allow_prefixed: dict[str, AclBinding] = {}
-        self.deny_literal: dict[str, AclBinding] = {}
-        self.deny_prefixed: dict[str, AclBinding] = {}
-        self._sorted_allow_literal: list[str] | None = None
-        self._sorted_allow_prefixed: list[str] | None = None
-
-    def add(self, binding: AclBinding) -> None:
-        name = binding.name
-        if binding.permission_type is not AclPermissionType.ALLOW:
-            self._denies(binding)[name] = binding
-        elif binding.pattern_type is PatternType.LITERAL:
-            self.allow_literal[name] = binding
-            if self._sorted_allow_literal is not None:
-                bisect.insort(self._sorted_allow_literal, name)
-        else:
-            self.allow_prefixed[name] = binding
-            if self._sorted_allow_prefixed is not None:
-                bisect.insort(self._sorted_allow_prefixed, name)
-
-    def remove(self, binding: AclBinding) -> None:
-        name = binding.name
-        if binding.permission_type is not AclPermissionType.ALLOW:
-            del (self.deny_literal if binding.pattern_type is PatternType.LITERAL else self.deny_prefixed)[
-                name
-            ]
-        elif binding.pattern_type is PatternType.LITERAL:
-            del self.allow_literal[name]
-            _remove_sorted(self._sorted_allow_literal, name)
-        else:
-            del self.allow_prefixed[name]
-            _remove_sorted(self._sorted_allow_prefixed, name)
-
-    def _denies(self, binding: AclBinding) -> dict[str, AclBinding]:
-        return self.deny_literal if binding.pattern_type is PatternType.LITERAL else self.deny_prefixed
-
-    def sorted_allow_literal(self) -> list[str]:
-        if self._sorted_allow_literal is None:
-            self._sorted_allow_literal = sorted(self.allow_literal)
-        return self._sorted_allow_literal
-
-    def sorted_allow_prefixed(self) -> list[str]:
-        if self._sorted_allow_prefixed is None:
-            self._sorted_allow_prefixed = sorted(self.allow_prefixed)
-        return self._sorted_allow_prefixed
-
-    def __bool__(self) -> bool:
-        return bool(self.allow_literal or self.allow_prefixed or self.deny_literal or self.deny_prefixed)
-
-    def bindings(self) -> Iterator[AclBinding]:
-        yield from self.allow_literal.values()
-        yield from self.allow_prefixed.values()
-        yield from self.deny_literal.values()
-        yield from self.deny_prefixed.values()
-
-
-def _remove_sorted(names: list[str] | None, name: str) -> None:
-    if names is not None:
-        del names[bisect.bisect_left(names, name)]
-
-
-class PrincipalAcls:
-    """One principal's ACLs of one resource type: ``buckets[(host, operation code)]``.
-
-    ACLs that ``authorizeByResourceType`` ignores (UNKNOWN pattern or permission types) sit
-    in ``others`` so that :meth:`InMemoryAclIndex.acls_for_principal` still lists them.
-    """
-
-    __slots__ = ("buckets", "count", "others")
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.buckets: dict[tuple[str, int], TypeBucket] = {}
-        self.others: set[AclBinding] = set()
-
-    def bindings(self) -> Iterator[AclBinding]:
-        for bucket in self.buckets.values():
-            yield from bucket.bindings()
-        yield from self.others
-
-
-def _by_type_indexable(binding: AclBinding) -> bool:
-    pattern_type, permission = binding.pattern.pattern_type, binding.entry.permission_type
-    return (pattern_type is PatternType.LITERAL or pattern_type is PatternType.PREFIXED) and (
-        permission is AclPermissionType.ALLOW or permission is AclPermissionType.DENY
-    )
-
-
-class PrincipalIndex:
-    """Every binding by resource type code and principal text: what by-type queries read."""
-
-    __slots__ = ("by_type",)
-
-    def __init__(self, bindings: Iterable[AclBinding] = ()) -> None:
-        self.by_type: list[dict[str, PrincipalAcls]] = [{} for _ in range(TYPE_SLOTS)]
-        for binding in bindings:
-            self.add(binding)
-
-    def add(self, binding: AclBinding) -> None:
-        per_type = self.by_type[binding.pattern.resource_type]
-        principal = binding.entry.principal
-        acls = per_type.get(principal)
-        if acls is None:
-            acls = per_type[principal] = PrincipalAcls()
-        acls.count += 1
-        if not _by_type_indexable(binding):
-            acls.others.add(binding)
-            return
-        key = (binding.entry.host, int(binding.entry.operation))
-        bucket = acls.buckets.get(key)
-        if bucket is None:
-            bucket = acls.buckets[key] = TypeBucket()
-        bucket.add(binding)
-
-    def remove(self, binding: AclBinding) -> None:
-        per_type = self.by_type[binding.pattern.resource_type]
-        acls = per_type[binding.entry.principal]
-        if _by_type_indexable(binding):
-            key = (binding.entry.host, int(binding.entry.operation))
-            bucket = acls.buckets[key]
-            bucket.remove(binding)
-            if not bucket:
-                del acls.buckets[key]
-        else:
-            acls.others.discard(binding)
-        acls.count -= 1
-        if acls.count == 0:
-            del per_type[binding.entry.principal]
 
 
 class InMemoryAclIndex:
@@ -462,13 +196,18 @@ class InMemoryAclIndex:
                     yield from pattern.bindings()
         yield from self._unindexed
 
-    def matching_acls(self, resource_type: ResourceType, name: str) -> Iterator[AclBinding]:
-        for pattern in self.tables.applicable(int(resource_type), name):
-            yield from pattern.bindings()
+    def applicable_acls(self, resource_type: ResourceType, name: str) -> list[PatternAcls]:
+        """The summaries of the patterns that apply to ``resource_type:name``: this index's
+        own tables, looked up at the PREFIXED lengths they hold."""
+        tables = self.tables
+        return applicable(
+            name, tables.literal[resource_type], tables.prefixed[resource_type],
+            tables.prefix_lengths[resource_type],
+        )  # fmt: skip
 
-    def indexed(self) -> InMemoryAclIndex:
-        """The decision rules' fast path reads this index's own tables."""
-        return self
+    def matching_acls(self, resource_type: ResourceType, name: str) -> Iterator[AclBinding]:
+        for pattern in self.applicable_acls(resource_type, name):
+            yield from pattern.bindings()
 
     def principal_acls(self, resource_type: ResourceType, principal: str) -> PrincipalAcls | None:
         """The by-type index of one principal (exact text), or None when it has no ACLs."""
@@ -501,7 +240,9 @@ class InMemoryAclIndex:
                     for pattern in table.values():
                         yield from pattern.bindings()
             elif pf.pattern_type is PatternType.MATCH:
-                for pattern in self.tables.applicable(rt, pf.name):
+                tables = self.tables
+                lengths = tables.prefix_lengths[rt]
+                for pattern in applicable(pf.name, tables.literal[rt], tables.prefixed[rt], lengths):
                     yield from pattern.bindings()
             else:
                 for table in (self.tables.literal[rt], self.tables.prefixed[rt]):

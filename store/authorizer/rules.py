@@ -27,8 +27,10 @@ against Kafka 4.3.1):
   ``*`` (``*x``, possible for groups and transactional ids) and skips it, so the wildcard
   does not apply there.
 
-We look up the exact name, ``*`` and each prefix of the name instead, which gives the answer
-the rule above intends in both cases.
+We look up the exact name, ``*`` and each prefix of the name instead
+(:mod:`store.authorizer.applicable`), which gives the answer the rule above intends in both
+cases.  Steps 4 and 5 are the one decision procedure (:mod:`store.authorizer.engine`), over
+the grant summaries the view supplies (:class:`~store.authorizer.view.DecisionView`).
 
 ``authorize_by_resource_type`` is the ``Authorizer.authorizeByResourceType`` default method
 (KIP-679), answered from the principal's own ACLs instead of a scan of all of them.
@@ -38,18 +40,10 @@ from __future__ import annotations
 
 import bisect
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from typing import NoReturn
 
-from store.acl import (
-    WILDCARD_HOST,
-    WILDCARD_PRINCIPAL,
-    WILDCARD_RESOURCE,
-    AclBinding,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
-    ResourceType,
-)
+from store.acl import WILDCARD_RESOURCE, AclBinding, AclOperation, PatternType, ResourceType
 from store.authorizer.config import AuthorizerConfig
 from store.authorizer.decision import (
     ALLOWED,
@@ -57,16 +51,15 @@ from store.authorizer.decision import (
     DEFAULT_DENY_DECISION,
     DENIED,
     NO_UNDOMINATED_ALLOW_DECISION,
-    RESOURCE_HAS_ACLS_DECISION,
     SUPER_USER_DECISION,
     Action,
     Decision,
     DecisionRule,
     InvalidActionError,
-    find_result,
 )
-from store.authorizer.memory_index import AclTables, PatternAcls, TypeBucket
-from store.authorizer.view import AclView
+from store.authorizer.engine import decide, requester
+from store.authorizer.principal_acls import TypeBucket
+from store.authorizer.view import DecisionView
 from store.errors import AuthorizerNotReadyError
 from store.principal import KafkaPrincipal
 
@@ -80,32 +73,15 @@ _NOT_READY = (
 )
 
 
-class _Requester:
-    """The request's principal and host, reduced to the texts ACLs are compared with."""
-
-    __slots__ = ("acl_principal", "hosts", "principals", "text")
-
-    def __init__(self, principal: KafkaPrincipal | str, host: str) -> None:
-        parsed = KafkaPrincipal.parse(principal) if isinstance(principal, str) else principal
-        self.text = str(parsed)
-        # An ACL's principal is parsed at its first colon, so a principal whose *type* holds
-        # a colon can never equal one: only User:* ACLs match it (as in Kafka).
-        own = WILDCARD_PRINCIPAL if ":" in parsed.principal_type else self.text
-        self.acl_principal = own
-        self.principals = (own,) if own == WILDCARD_PRINCIPAL else (own, WILDCARD_PRINCIPAL)
-        self.hosts = (host,) if host == WILDCARD_HOST else (host, WILDCARD_HOST)
-
-
-def _check_literal(action: Action) -> None:
-    if action.pattern_type is not _LITERAL:
-        raise InvalidActionError(
-            f"Only literal resources are supported. Got: {action.pattern_type.name} "
-            f"(authorize {action.resource_type.name} {action.name!r} as a LITERAL name)"
-        )
+def _refuse_non_literal(action: Action) -> NoReturn:
+    raise InvalidActionError(
+        f"Only literal resources are supported. Got: {action.pattern_type.name} "
+        f"(authorize {action.resource_type.name} {action.name!r} as a LITERAL name)"
+    )
 
 
 def authorize(
-    view: AclView,
+    view: DecisionView,
     config: AuthorizerConfig,
     principal: KafkaPrincipal | str,
     host: str,
@@ -116,93 +92,20 @@ def authorize(
     """Decide each action against one snapshot of ``view`` (``Authorizer.authorize``).
 
     ``host`` is the client address as text, compared exactly (Kafka compares
-    ``InetAddress.getHostAddress()``; names are never resolved).
+    ``InetAddress.getHostAddress()``; names are never resolved).  Each action is decided by
+    the one procedure (:func:`store.authorizer.engine.decide`) over the grant summaries of
+    the patterns the view finds applicable.
     """
     for action in actions:
-        _check_literal(action)
-    requester = _Requester(principal, host)
-    if requester.text in config.super_users:
+        if action.pattern_type is not _LITERAL:
+            _refuse_non_literal(action)
+    asking = requester(principal, host)
+    if asking.text in config.super_users:
         return [SUPER_USER_DECISION] * len(actions)
     if not loading_complete:
         raise AuthorizerNotReadyError(_NOT_READY)
-    default = DEFAULT_ALLOW_DECISION if config.allow_everyone_if_no_acl_found else DEFAULT_DENY_DECISION
-    indexed = view.indexed()
-    if indexed is not None:
-        return _authorize_indexed(indexed.tables, requester, actions, default)
-    return [_authorize_generic(view, requester, host, action, default) for action in actions]
-
-
-def _authorize_indexed(
-    tables: AclTables, requester: _Requester, actions: Sequence[Action], default: Decision
-) -> list[Decision]:
-    """The fast path: a few dict lookups per action, no allocation beyond the result list."""
-    literal, prefixed, lengths = tables.literal, tables.prefixed, tables.prefix_lengths
-    principals, hosts = requester.principals, requester.hosts
-    decisions: list[Decision] = []
-    for action in actions:
-        rt, name, bit = action.resource_type, action.name, action.op_bit
-        patterns: list[PatternAcls] = []
-        found = literal[rt].get(name)
-        if found is not None:
-            patterns.append(found)
-        by_prefix = prefixed[rt]
-        if by_prefix:
-            for length in lengths[rt]:
-                if length > len(name):
-                    break
-                found = by_prefix.get(name[:length])
-                if found is not None:
-                    patterns.append(found)
-        if name != WILDCARD_RESOURCE:
-            found = literal[rt].get(WILDCARD_RESOURCE)
-            if found is not None:
-                patterns.append(found)
-        if not patterns:
-            decisions.append(default)
-        else:
-            decisions.append(_decide(patterns, principals, hosts, bit))
-    return decisions
-
-
-def _decide(
-    patterns: list[PatternAcls], principals: tuple[str, ...], hosts: tuple[str, ...], bit: int
-) -> Decision:
-    allow = None
-    for pattern in patterns:
-        grants = pattern.grants
-        for principal in principals:
-            by_host = grants.get(principal)
-            if by_host is None:
-                continue
-            for host in hosts:
-                grant = by_host.get(host)
-                if grant is None:
-                    continue
-                if grant.deny_mask & bit:
-                    return grant.decision_for(bit, DENIED)
-                if allow is None and grant.allow_mask & bit:
-                    allow = grant
-    if allow is not None:
-        return allow.decision_for(bit, ALLOWED)
-    return RESOURCE_HAS_ACLS_DECISION
-
-
-def _authorize_generic(
-    view: AclView, requester: _Requester, host: str, action: Action, default: Decision
-) -> Decision:
-    """Any AclView: apply ``find_result`` to every binding that applies to the resource."""
-    has_acls = False
-    allow: AclBinding | None = None
-    for binding in view.matching_acls(action.resource_type, action.name):
-        has_acls = True
-        result = find_result(binding, requester.acl_principal, host, action.operation)
-        if result is DENIED:
-            return Decision(DENIED, DecisionRule.MATCHING_ACL, binding)
-        if result is ALLOWED and allow is None:
-            allow = binding
-    if allow is not None:
-        return Decision(ALLOWED, DecisionRule.MATCHING_ACL, allow)
-    return RESOURCE_HAS_ACLS_DECISION if has_acls else default
+    no_acl = DEFAULT_ALLOW_DECISION if config.allow_everyone_if_no_acl_found else DEFAULT_DENY_DECISION
+    return decide(view.applicable_acls, asking, actions, no_acl)
 
 
 # --- authorizeByResourceType (KIP-679) ----------------------------------------------------
@@ -221,7 +124,7 @@ def check_by_resource_type_args(operation: AclOperation, resource_type: Resource
 
 
 def authorize_by_resource_type(
-    view: AclView,
+    view: DecisionView,
     config: AuthorizerConfig,
     principal: KafkaPrincipal | str,
     host: str,
@@ -254,24 +157,17 @@ def authorize_by_resource_type(
     )[0]
     if probe.allowed:
         return probe
-    requester = _Requester(principal, host)
+    asking = requester(principal, host)
     ops = tuple(dict.fromkeys((int(operation), int(AclOperation.ALL))))
-    indexed = view.indexed()
-    if indexed is not None:
-        buckets = [
-            bucket
-            for p in requester.principals
-            if (acls := indexed.principal_acls(resource_type, p)) is not None
-            for h in requester.hosts
-            for op in ops
-            if (bucket := acls.buckets.get((h, op))) is not None
-        ]
-        return _by_type_from_buckets(buckets)
-    return _by_type_generic(view, requester, resource_type, operation)
-
-
-def _dominated(name: str, deny_prefixed: list[dict[str, AclBinding]]) -> bool:
-    return _covering_prefix(name, deny_prefixed) is not None
+    buckets = [
+        bucket
+        for p in asking.principals
+        if (acls := view.principal_acls(resource_type, p)) is not None
+        for h in asking.hosts
+        for op in ops
+        if (bucket := acls.buckets.get((h, op))) is not None
+    ]
+    return _by_type_from_buckets(buckets)
 
 
 def _covering_prefix(name: str, deny_prefixed: list[dict[str, AclBinding]]) -> str | None:
@@ -339,43 +235,4 @@ def _by_type_from_buckets(buckets: list[TypeBucket]) -> Decision:
             name = _first_undominated(bucket.sorted_allow_prefixed(), [], deny_prefixed)
             if name is not None:
                 return Decision(ALLOWED, DecisionRule.MATCHING_ACL, bucket.allow_prefixed[name])
-    return NO_UNDOMINATED_ALLOW_DECISION
-
-
-def _by_type_generic(
-    view: AclView, requester: _Requester, resource_type: ResourceType, operation: AclOperation
-) -> Decision:
-    """The same rule over any AclView, reading ``acls_for_principal``."""
-    bindings: Iterable[AclBinding] = (
-        b for p in requester.principals for b in view.acls_for_principal(resource_type, p)
-    )
-    deny_literal: dict[str, AclBinding] = {}
-    deny_prefixed: dict[str, AclBinding] = {}
-    allows: list[AclBinding] = []
-    wildcard_allow: AclBinding | None = None
-    for binding in bindings:
-        if binding.host not in requester.hosts:
-            continue
-        if binding.operation is not operation and binding.operation is not AclOperation.ALL:
-            continue
-        literal = binding.pattern_type is PatternType.LITERAL
-        if not literal and binding.pattern_type is not PatternType.PREFIXED:
-            continue
-        if binding.permission_type is AclPermissionType.DENY:
-            if literal and binding.name == WILDCARD_RESOURCE:
-                return Decision(DENIED, DecisionRule.MATCHING_ACL, binding)
-            (deny_literal if literal else deny_prefixed)[binding.name] = binding
-        elif binding.permission_type is AclPermissionType.ALLOW:
-            if literal and binding.name == WILDCARD_RESOURCE:
-                wildcard_allow = wildcard_allow or binding
-            else:
-                allows.append(binding)
-    if wildcard_allow is not None:
-        return Decision(ALLOWED, DecisionRule.MATCHING_ACL, wildcard_allow)
-    prefixed = [deny_prefixed] if deny_prefixed else []
-    for binding in allows:
-        if binding.pattern_type is PatternType.LITERAL and binding.name in deny_literal:
-            continue
-        if not _dominated(binding.name, prefixed):
-            return Decision(ALLOWED, DecisionRule.MATCHING_ACL, binding)
     return NO_UNDOMINATED_ALLOW_DECISION
