@@ -1,0 +1,133 @@
+"""What a user's command costs: a process run end to end, its wall time and its peak memory.
+
+A TARGET times what a user types, so the benchmarks run ``aclstore ...`` as a process of its
+own (Python start, imports, the request, the output) and measure it from outside:
+:func:`run_command` samples the resident memory of the command's whole process tree (a Spark
+question's JVM is a child of the CLI) and keeps the peak of the sum; :class:`RssWatch` does the
+same for a process that is already running (a node), to report how much it grew meanwhile.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_S = 0.02
+
+
+def tree_rss(process: psutil.Process) -> int:
+    """Bytes resident in ``process`` and every process below it (0 once it is gone)."""
+    total = 0
+    try:
+        members = [process, *process.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    for member in members:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
+
+
+class RssWatch:
+    """The peak resident memory of a process tree while the ``with`` block runs."""
+
+    def __init__(self, pid: int) -> None:
+        self.process = psutil.Process(pid)
+        self.start = tree_rss(self.process)
+        self.peak = self.start
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._done.wait(SAMPLE_S):
+            self.peak = max(self.peak, tree_rss(self.process))
+
+    def __enter__(self) -> RssWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self.peak = max(self.peak, tree_rss(self.process))
+
+    @property
+    def growth(self) -> int:
+        """Bytes the tree grew by, at its peak, over what it held when the watch began."""
+        return max(0, self.peak - self.start)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRun:
+    """One command, run to its end."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    wall_s: float
+    peak_rss: int
+    """Bytes: the peak of the summed resident memory of the command and its children."""
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def peak_rss_mb(self) -> float:
+        return self.peak_rss / 1e6
+
+    def check(self) -> CommandRun:
+        """This run, or an error with what the command said when it failed."""
+        if self.returncode != 0:
+            raise RuntimeError(
+                f"{' '.join(self.argv)} exited {self.returncode}: "
+                f"{self.stderr.decode(errors='replace')[-2000:]}"
+            )
+        return self
+
+
+def aclstore_argv(*args: str) -> list[str]:
+    """``aclstore ARGS`` as a user runs it: the installed console script when there is one
+    beside this interpreter, else the package's module with the same interpreter."""
+    script = Path(sys.executable).with_name("aclstore")
+    if script.exists():
+        return [str(script), *args]
+    return [sys.executable, "-m", "cli", *args]
+
+
+def run_command(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: bytes | None = None,
+    timeout: float = 3600.0,
+) -> CommandRun:
+    """Run ``argv`` to its end; its wall time from start to exit and its tree's peak RSS."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        cwd=cwd or ROOT,
+    )
+    with RssWatch(process.pid) as watch:
+        stdout, stderr = process.communicate(stdin, timeout=timeout)
+    wall = time.perf_counter() - started
+    return CommandRun(tuple(argv), process.returncode, wall, watch.peak, stdout, stderr)
+
+
+def load_average() -> str:
+    """The machine's 1, 5 and 15 minute load averages, as printed beside every full run."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
