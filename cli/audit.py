@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from cli.common import add_log_config_option, log_client
 from cli.history import DEFAULT_MASTER, DEFAULT_TOPIC, FORMATS, time_arg
@@ -110,11 +110,11 @@ def run_job(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from jobs.audit.cause import denials_grid, explain
+    from cli.present.audit import report_text
+    from jobs.audit.cause import explain
     from jobs.audit.job import decisions_path
-    from jobs.audit.report import report_json
-    from jobs.audit.unused import report_unused, unused_grid
-    from jobs.history.render import cells, grid, render
+    from jobs.audit.report import audit_report
+    from jobs.audit.unused import report_unused
 
     if args.plot is not None and args.plot.suffix.lower() != ".png":
         raise InvalidConfigError(f"--plot {args.plot}: the picture is a PNG; name the file *.png")
@@ -122,28 +122,17 @@ def run_report(args: argparse.Namespace) -> int:
     spark = _session(args)
     table = spark.read.format("delta").load(decisions_path(_location(args)))
     unused = report_unused(spark, archive, changes, table, args.since)
-    report = report_json(table, args.since, window_days=args.window_days, top=args.top,
-                         unused_grants=unused)  # fmt: skip
-    report["newDenials"] = explain(spark, archive, changes, table, report["newDenials"])
-    through = report["throughOffset"]
-    if args.format == "table":
-        totals = report["totals"]
-        sys.stdout.write(f"decisions: ALLOWED {totals['ALLOWED']}, DENIED {totals['DENIED']} "
-                         "(every denial is recorded; allows are sampled)\nnew denials:\n")  # fmt: skip
-    sys.stdout.write(render(args.format, denials_grid(report["newDenials"]), through, report))
-    if args.format != "json":  # more tables (CSV: each after a blank line, with its own header)
-        sys.stdout.write("\nunused grants (each grant's first use per hour is recorded):\n"
-                         if args.format == "table" else "\n")  # fmt: skip
-        sys.stdout.write(render(args.format, unused_grid(report["unusedGrants"]), through, None))
-        for title, key, header in _TOP_SECTIONS:
-            rows = grid(header, [cells(*(d[h] for h in header)) for d in report[key]])
-            sys.stdout.write(f"\n{title}:\n" if args.format == "table" else "\n")
-            sys.stdout.write(render(args.format, rows, through, None))
+    report = audit_report(table, args.since, window_days=args.window_days, top=args.top,
+                          unused_grants=unused)  # fmt: skip
+    denied = (d.event_id for d in report.new_denials)
+    report = report.with_causes(explain(spark, archive, changes, table, denied))
+    sys.stdout.write(report_text(args.format, report))
     sys.stdout.flush()
     if args.plot is not None:
-        from jobs.audit.plot import report_chart, save_png
+        from cli.present.audit_plot import save_png
+        from jobs.audit.chart import report_chart
 
-        save_png(report_chart(table, args.since, report["newDenials"]), args.plot)
+        save_png(report_chart(table, args.since, report.new_denials), args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
 
@@ -160,9 +149,3 @@ def _history(args: argparse.Namespace) -> tuple[str, Any]:
         return location, LogSource.kafka(args.bootstrap_servers, topic, client=log_client(args))
     log_dir = Path(args.data_dir).resolve() / "log"
     return location, LogSource.embedded(log_dir) if log_dir.exists() else None
-
-
-_TOP_SECTIONS: Final = (
-    ("top denied principals", "topDeniedPrincipals", ("principal", "denials")),
-    ("top denied resources", "topDeniedResources", ("resourceType", "resourceName", "denials")),
-)  # fmt: skip

@@ -24,22 +24,10 @@ from typing import Any
 from jobs.history.answers import HistoryEvent, Interval
 from jobs.history.archive import LogSource
 from jobs.history.decode import SETTING_KIND, Validity, fold_validity
-from jobs.history.render import Grid, cells, grid
 from jobs.history.tables import validity_of_row, validity_path
-from store.acl import (
-    AclBinding,
-    AclOperation,
-    PatternType,
-    ResourceType,
-    parse_fields,
-)
+from store.acl import AclOperation, PatternType, ResourceType
 from store.authorizer import Action
 from store.authorizer.applicable import applicable_patterns
-
-DENIAL_HEADER = (
-    "principal", "resourceType", "resourceName", "operation", "time", "rule", "aclOffset",
-    "cause", "causeOffset", "causeTime", "causeType", "causeChange", "causeActor",
-)  # fmt: skip
 
 
 class CauseStatus(enum.Enum):
@@ -90,14 +78,6 @@ class Cause:
     status: CauseStatus
     event: HistoryEvent | None = None
     allowed_by: HistoryEvent | None = None
-
-    def to_json(self) -> dict[str, Any] | None:
-        """The event as the history prints events, plus ``allowedFromOffset``; None if none."""
-        if self.event is None:
-            return None
-        doc = self.event.to_json()
-        doc["allowedFromOffset"] = None if self.allowed_by is None else self.allowed_by.offset
-        return doc
 
 
 def cause_of(intervals: Sequence[Interval], offset: int) -> Cause:
@@ -210,39 +190,10 @@ def causes(
 
 
 def explain(
-    spark: Any, location: str, source: LogSource | None, decisions: Any, denials: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The report's ``newDenials`` entries (each with its ``eventId``), each with ``cause``
-    (:meth:`Cause.to_json`) and ``causeStatus`` added."""
-    requests = denied_requests(decisions, (d["eventId"] for d in denials))
+    spark: Any, location: str, source: LogSource | None, decisions: Any, event_ids: Iterable[str]
+) -> dict[str, Cause]:
+    """The cause of each denial among the decisions table's events ``event_ids``, by event id
+    (an id the table does not hold has none)."""
+    requests = denied_requests(decisions, event_ids)
     known = causes(spark, location, source, requests.values())
-    out = []
-    for denial in denials:
-        request = requests.get(denial["eventId"])
-        cause = None if request is None else known[request]
-        out.append({
-            **denial,
-            "cause": None if cause is None else cause.to_json(),
-            "causeStatus": None if cause is None else cause.status.name,
-        })  # fmt: skip
-    return out
-
-
-def denials_grid(denials: Sequence[dict[str, Any]]) -> Grid:
-    """The new denials with their causes (:func:`explain`'s entries) as a table: ``cause`` is
-    the status (FOUND, NEVER_ALLOWED...), then the causing change's offset, time, type, what it
-    changed (the binding, or ``name=value``) and actor."""
-    rows = []
-    for d in denials:
-        c = d.get("cause") or {}
-        change = c.get("binding"), c.get("config")
-        what = (
-            str(AclBinding.of(*parse_fields(change[0]))) if change[0] is not None
-            else f"{change[1]['name']}={change[1]['value']}" if change[1] is not None else None
-        )  # fmt: skip
-        rows.append(cells(
-            d["principal"], d["resourceType"], d["resourceName"], d["operation"], d["time"],
-            d["rule"], d["aclOffset"], d.get("causeStatus"), c.get("offset"), c.get("time"),
-            c.get("type"), what, c.get("actor"),
-        ))  # fmt: skip
-    return grid(DENIAL_HEADER, rows)
+    return {event_id: known[request] for event_id, request in requests.items()}

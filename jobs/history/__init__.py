@@ -8,3 +8,29 @@ Compaction keeps the log small, so the log alone forgets old values.  The archiv
 decision rules (:mod:`store.authorizer`) who had access and when; their answers are the
 frozen values of :mod:`jobs.history.answers`.
 """
+
+from jobs.history.answers import (
+    AccessChange,
+    DiffAnswer,
+    EventsAnswer,
+    HistoryEvent,
+    Interval,
+    RestorePlan,
+    Snapshot,
+    WhenAnswer,
+    WhoAnswer,
+    WhoEntry,
+)
+
+__all__ = [
+    "AccessChange",
+    "DiffAnswer",
+    "EventsAnswer",
+    "HistoryEvent",
+    "Interval",
+    "RestorePlan",
+    "Snapshot",
+    "WhenAnswer",
+    "WhoAnswer",
+    "WhoEntry",
+]

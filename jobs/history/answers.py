@@ -1,17 +1,15 @@
-"""The answers of the history questions: frozen values with their JSON documents (issue 10).
+"""The answers of the history questions: frozen values (issue 10).
 
-Pure, no Spark: the CLI renders these and the tests compare them with a replay.  Times are
-epoch milliseconds in the values and ISO-8601 UTC (plus the milliseconds) in JSON; a binding
-is the list of its seven Kafka fields, as in the conformance vectors.
+Pure, no Spark: the tests compare them with a replay, and the command line turns them into
+tables, CSV and JSON documents (:mod:`cli.present.history`).  Times are epoch milliseconds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
-from jobs.history.timeparse import format_time
 from store.access_diff import AccessDiff
 from store.acl import AclBinding
 from store.fold import ChangeKind
@@ -26,15 +24,6 @@ _KINDS: Final = {
 
 EVERY_PRINCIPAL: Final = "User:*"
 """The principal of a :class:`WhoEntry` that stands for every principal."""
-
-
-def _time(ms: int | None) -> str | None:
-    return None if ms is None else format_time(ms)
-
-
-def binding_json(binding: AclBinding) -> list[str]:
-    """``[resourceType, name, patternType, principal, host, operation, permission]``."""
-    return list(binding.fields())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,16 +51,6 @@ class HistoryEvent:
         """What the event changes, as the fold names it (:class:`store.fold.ChangeKind`)."""
         return _KINDS[self.type]
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"offset": self.offset, "time": _time(self.time_ms), "type": self.type}
-        if self.binding is not None:
-            doc["binding"] = binding_json(self.binding)
-        else:
-            doc["config"] = {"name": self.config_name, "value": self.config_value}
-        doc["actor"] = self.actor
-        doc["requestId"] = self.request_id
-        return doc
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EventsAnswer:
@@ -79,10 +58,6 @@ class EventsAnswer:
 
     events: tuple[HistoryEvent, ...]
     offset: int
-
-    def to_json(self) -> list[dict[str, Any]]:
-        """Issue 10's plain list of events (the offset it reflects is not part of it)."""
-        return [e.to_json() for e in self.events]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,14 +73,6 @@ class Snapshot:
     bindings: tuple[AclBinding, ...]
     settings: Mapping[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "offset": self.offset,
-            "time": _time(self.time_ms),
-            "bindings": [binding_json(b) for b in sorted(self.bindings)],
-            "settings": dict(sorted(self.settings.items())),
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WhoEntry:
@@ -119,13 +86,6 @@ class WhoEntry:
     principal: str
     deciding: str
     binding: AclBinding | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "principal": self.principal,
-            "deciding": self.deciding,
-            "binding": None if self.binding is None else binding_json(self.binding),
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,16 +104,6 @@ class WhoAnswer:
     super_users: tuple[str, ...]
     everyone: bool
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "offset": self.offset,
-            "time": _time(self.time_ms),
-            "everyone": self.everyone,
-            "allowed": [e.to_json() for e in self.allowed],
-            "denied": [e.to_json() for e in self.denied],
-            "superUsers": list(self.super_users),
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Interval:
@@ -171,16 +121,6 @@ class Interval:
     opened_by: HistoryEvent | None = None
     closed_by: HistoryEvent | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "fromOffset": self.from_offset,
-            "toOffset": self.to_offset,
-            "from": _time(self.from_ms),
-            "to": _time(self.to_ms),
-            "openedBy": None if self.opened_by is None else self.opened_by.to_json(),
-            "closedBy": None if self.closed_by is None else self.closed_by.to_json(),
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WhenAnswer:
@@ -188,9 +128,6 @@ class WhenAnswer:
 
     intervals: tuple[Interval, ...]
     offset: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"intervals": [i.to_json() for i in self.intervals], "offset": self.offset}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,15 +147,6 @@ class DiffAnswer:
     def offset(self) -> int:
         return self.to_offset
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "fromOffset": self.from_offset,
-            "toOffset": self.to_offset,
-            "added": [binding_json(b) for b in sorted(self.added)],
-            "removed": [binding_json(b) for b in sorted(self.removed)],
-            "settings": [{"name": n, "old": o, "new": v} for n, o, v in self.settings_changed],
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AccessChange:
@@ -226,8 +154,7 @@ class AccessChange:
     the bindings and settings, and the requests whose decision it changed
     (:func:`store.access_diff.access_diff` on the two states), each set with a witness.
 
-    Its JSON (``history diff --access``) is the diff's with ``widened`` and ``narrowed``
-    added, rendered as ``downgrade-check`` renders them.
+    ``history diff --access`` shows it as ``downgrade-check`` shows an access diff.
     """
 
     diff: DiffAnswer
@@ -249,12 +176,3 @@ class RestorePlan:
     creates: tuple[AclBinding, ...]
     deletes: tuple[AclBinding, ...]
     settings: tuple[tuple[str, str | None], ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "atOffset": self.at_offset,
-            "offset": self.offset,
-            "deletes": [binding_json(b) for b in sorted(self.deletes)],
-            "creates": [binding_json(b) for b in sorted(self.creates)],
-            "settings": dict(self.settings),
-        }

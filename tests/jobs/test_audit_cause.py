@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cli.present.audit import cause_json
 from jobs.audit.cause import Cause, CauseStatus, DeniedRequest, cause_of, causes
 from jobs.history.answers import HistoryEvent, Interval
 from jobs.history.archive import LogSource, run_archive
@@ -116,11 +117,11 @@ def test_the_cause_is_the_change_that_closed_the_last_allowed_stretch(spark: Any
     assert (erin.event.config_name, erin.event.config_value) == (SUPER_USERS_CONFIG, None)
     checked = ("bob after the prefixed DENY", "erin after super.users changed", "hal after fresh got an ACL")
     for what in checked:
-        cause = found[asked[what]].to_json()
+        cause = cause_json(found[asked[what]])
         assert cause is not None
         assert cause["time"] == _iso(times[cause["offset"]]), what
         assert cause["requestId"] == f"r{cause['offset']}"
-    assert found[asked["zed, never allowed"]].to_json() is None
+    assert cause_json(found[asked["zed, never allowed"]]) is None
 
 
 def _summary(cause: Cause) -> tuple[Any, ...]:

@@ -183,11 +183,14 @@ def test_audit_run_and_report_through_the_cli(
                             "resourceType,resourceName,denials,offset\r\nTOPIC,orders,2,5\r\n"]
 
     from jobs.audit.job import decisions_path as path
-    from jobs.audit.report import report_json
+    from jobs.audit.report import audit_report
+    from jobs.audit.unused import UnusedGrant
+    from store.acl import AclBinding, AclPermissionType, PatternType
 
     table_df = spark.read.format("delta").load(path(str(data_dir / "audit-table")))
-    grants = [{"binding": {"principal": "User:bob"}, "lastUsed": None}]
-    assert report_json(table_df, t0, unused_grants=grants)["unusedGrants"] == grants
+    bob = AclBinding.of(TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", READ, AclPermissionType.ALLOW)
+    grants = (UnusedGrant(binding=bob, granted_offset=0, granted_ms=0, granted_by=None, last_used=None),)
+    assert audit_report(table_df, t0, unused_grants=grants).unused_grants == grants
 
 
 def test_late_events_count_and_resends_of_any_age_do_not_across_a_restart(

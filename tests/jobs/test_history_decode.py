@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent, Interval, WhenAnswer
+from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
 from jobs.history.decode import Validity, fold_validity, history_event
 from jobs.history.tables import event_of_row, event_row, validity_of_row, validity_row
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
@@ -111,20 +111,6 @@ def test_rows_round_trip() -> None:
     assert event_of_row(event_row(deleted)) == deleted
     [interval], _ = fold_validity([created(1), deleted], {})
     assert validity_of_row(validity_row(interval)) == interval
-
-
-def test_when_json_has_the_issue_shape() -> None:
-    answer = WhenAnswer(
-        intervals=(Interval(from_offset=1, to_offset=None, from_ms=0, to_ms=None, opened_by=created(1)),),
-        offset=4,
-    )
-    doc = answer.to_json()
-    assert doc["offset"] == 4
-    [interval] = doc["intervals"]
-    assert (interval["fromOffset"], interval["toOffset"], interval["from"], interval["to"]) == (
-        1, None, "1970-01-01T00:00:00.000Z", None,
-    )  # fmt: skip
-    assert interval["openedBy"]["binding"] == ["TOPIC", "orders", "LITERAL", "User:bob", "*", "READ", "ALLOW"]
 
 
 def test_the_workers_rows_equal_the_folds_events_and_stop_at_a_refused_record() -> None:
