@@ -175,9 +175,9 @@ def run(quick: bool, events: int | None = None) -> list[Target]:
 
 
 def measure(bootstrap: str, topic: str, count: int, t0_ms: int, work: Path) -> list[Target]:
+    from jobs.common import LogSource, build_session
     from jobs.history import queries
-    from jobs.history.archive import LogSource, run_archive
-    from jobs.session import build_session
+    from jobs.history.archive import run_archive
 
     started = time.perf_counter()
     spark = build_session("bench-history", master="local[2]", conf={"spark.ui.showConsoleProgress": "false"},

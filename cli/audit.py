@@ -80,7 +80,7 @@ def _location(args: argparse.Namespace) -> str:
 
 
 def _session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
-    from jobs.session import build_session
+    from jobs.common import build_session
 
     return build_session(
         "aclstore-audit", master=args.master, conf={"spark.ui.showConsoleProgress": "false"},
@@ -90,7 +90,7 @@ def _session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
 
 def run_job(args: argparse.Namespace) -> int:
     from jobs.audit.job import run_audit
-    from jobs.history.archive import LogSource
+    from jobs.common import LogSource
 
     if (args.topic or args.audit_topic) and not args.bootstrap_servers:
         raise InvalidConfigError("--topic and --audit-topic need --bootstrap-servers")
@@ -139,7 +139,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 def _history(args: argparse.Namespace) -> tuple[str, Any]:
     """The history archive's location and the change log (None: an embedded log not there)."""
-    from jobs.history.archive import LogSource
+    from jobs.common import LogSource
 
     location = str(args.archive) if args.archive else str(Path(args.data_dir).resolve() / "history")
     if args.topic and not args.bootstrap_servers:

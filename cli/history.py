@@ -261,7 +261,7 @@ def spark_session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
     """The session of this command (``streaming``: a streaming job's); it ends with the
     process (not stopped here, so that a caller in the same process that already has a
     session keeps it)."""
-    from jobs.session import build_session
+    from jobs.common import build_session
 
     # No console progress bars: the command's output is its answer.
     return build_session(
@@ -271,7 +271,7 @@ def spark_session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
 
 
 def log_source(args: argparse.Namespace) -> Any:
-    from jobs.history.archive import LogSource
+    from jobs.common import LogSource
 
     if args.bootstrap_servers:
         return LogSource.kafka(

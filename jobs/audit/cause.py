@@ -21,10 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.history.answers import HistoryEvent, Interval
-from jobs.history.archive import LogSource
-from jobs.history.decode import SETTING_KIND, Validity, fold_validity
+from jobs.common.events import SETTING_KIND, HistoryEvent
+from jobs.common.source import LogSource
+from jobs.history.answers import Interval
 from jobs.history.tables import validity_of_row, validity_path
+from jobs.history.validity import Validity, fold_validity
 from store.acl import AclOperation, PatternType, ResourceType
 from store.authorizer import Action
 from store.authorizer.applicable import applicable_patterns

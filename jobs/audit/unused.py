@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from jobs.history.answers import HistoryEvent
-from jobs.history.archive import LogSource
+from jobs.common.events import HistoryEvent
+from jobs.common.source import LogSource
 from store.acl import AclBinding, AclPermissionType, parse_fields
 
 BINDING_COLUMNS: Final = (

@@ -9,11 +9,11 @@ decision rules (:mod:`store.authorizer`) who had access and when; their answers 
 frozen values of :mod:`jobs.history.answers`.
 """
 
+from jobs.common.events import HistoryEvent
 from jobs.history.answers import (
     AccessChange,
     DiffAnswer,
     EventsAnswer,
-    HistoryEvent,
     Interval,
     RestorePlan,
     Snapshot,

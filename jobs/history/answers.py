@@ -10,46 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from jobs.common.events import HistoryEvent
 from store.access_diff import AccessDiff
 from store.acl import AclBinding
-from store.fold import ChangeKind
-
-ACL_CREATED: Final = "ACL_CREATED"
-ACL_DELETED: Final = "ACL_DELETED"
-CONFIG_ALTERED: Final = "CONFIG_ALTERED"
-EVENT_TYPES: Final = (ACL_CREATED, ACL_DELETED, CONFIG_ALTERED)
-_KINDS: Final = {
-    ACL_CREATED: ChangeKind.CREATED, ACL_DELETED: ChangeKind.DELETED, CONFIG_ALTERED: ChangeKind.CONFIG,
-}  # fmt: skip
 
 EVERY_PRINCIPAL: Final = "User:*"
 """The principal of a :class:`WhoEntry` that stands for every principal."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HistoryEvent:
-    """One change of the log as archived: a binding created or deleted, or a setting altered.
-
-    A tombstone of a binding reads as ``ACL_DELETED`` and one of a setting as
-    ``CONFIG_ALTERED`` with ``config_value`` None (back to its default), without actor.
-    An archived form of a folded record (:class:`store.replay.Folded`): the history's
-    states are told about it through :func:`store.replay.replay`, and keep it as the
-    position of what it changed.
-    """
-
-    offset: int
-    time_ms: int
-    type: str
-    binding: AclBinding | None = None
-    config_name: str | None = None
-    config_value: str | None = None
-    actor: str | None = None
-    request_id: str | None = None
-
-    @property
-    def kind(self) -> ChangeKind:
-        """What the event changes, as the fold names it (:class:`store.fold.ChangeKind`)."""
-        return _KINDS[self.type]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,9 +1,10 @@
 """The archive job: the change log, streamed into the history and validity Delta tables.
 
-One Structured Streaming query reads the log (Spark's Kafka source for a cluster's topic,
-:mod:`jobs.history.sqlite_source` for the embedded log).  Each micro-batch is read once by
-the executors and its decoded rows come to the driver as Arrow columns
-(:func:`jobs.history.spark_decode.decode_records`: the common event by Spark's Avro reader,
+One Structured Streaming query reads the log (:meth:`jobs.common.source.LogSource.stream`:
+Spark's Kafka source for a cluster's topic, :mod:`jobs.common.sqlite_source` for the embedded
+log).  Each micro-batch is read once by the executors and its decoded rows come to the driver
+as Arrow columns (:func:`jobs.common.spark_decode.decode_records`: the common event by Spark's
+Avro reader,
 every other record by the one fold in Python).  The log is one partition, a total order, and
 the validity intervals are its sequential fold: the driver folds the batch's columns whole
 against the intervals still open and builds the intervals' rows with vectorised Arrow
@@ -20,20 +21,24 @@ batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
-from jobs.history.answers import HistoryEvent
-from jobs.history.decode import history_event
+from jobs.common.rows import EVENTS_SCHEMA
+from jobs.common.source import LogSource
+from jobs.common.spark_decode import decode_records
+from jobs.common.streaming import (
+    arrow_frame,
+    idempotent_write,
+    in_thread,
+    run_micro_batches,
+    table_app_id,
+    wait_all,
+)
 from jobs.history.errors import ArchiveStoppedError
 from jobs.history.intervals import OPEN_ARROW_SCHEMA, OPEN_COLUMNS, OpenIntervals
-from jobs.history.spark_decode import decode_records
 from jobs.history.tables import (
     EVENTS_DIR,
     EVENTS_PARTITIONING,
-    EVENTS_SCHEMA,
     VALIDITY_DIR,
     VALIDITY_PARTITIONING,
     VALIDITY_SCHEMA,
@@ -42,87 +47,13 @@ from jobs.history.tables import (
     table_properties,
     validity_path,
 )
-from jobs.streaming import arrow_frame, idempotent_write, in_thread, run_micro_batches, table_app_id, wait_all
-from store.codec import RecordDecodeError
-from store.log.base import ChangeLog
-from store.log.client_properties import KafkaClientProperties
 
-DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
-"""Records per micro-batch, at most, of a streaming job over the ACL log (the downgrade watch)."""
 ARCHIVE_MAX_RECORDS_PER_BATCH: Final = 1_000_000
 """The archive's: each batch costs a fixed part (two Delta commits, a Spark job per table, the
 query's own bookkeeping) besides its rows, so a backlog drains faster in larger batches
 (``python -m bench history``).  A batch's rows pass through the driver (:class:`Archiver`) as
 Arrow columns, with as much again for their validity rows, which the local sessions' 2 GB
-driver (:mod:`jobs.session`) holds."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LogSource:
-    """Which log to read: partition 0 of a Kafka topic, or an embedded log's data directory.
-
-    ``client`` is how a Kafka log's clients connect (SASL, TLS: ``--log-config``), for Spark's
-    Kafka source and for the reader of the tail alike; none: PLAINTEXT."""
-
-    bootstrap_servers: str | None = None
-    topic: str | None = None
-    data_dir: Path | None = None
-    client: KafkaClientProperties | None = None
-
-    @classmethod
-    def kafka(
-        cls, bootstrap_servers: str, topic: str, client: KafkaClientProperties | None = None
-    ) -> LogSource:
-        return cls(bootstrap_servers=bootstrap_servers, topic=topic, client=client)
-
-    @classmethod
-    def embedded(cls, data_dir: Path | str) -> LogSource:
-        return cls(data_dir=Path(data_dir))
-
-    def __post_init__(self) -> None:
-        if (self.data_dir is None) == (self.bootstrap_servers is None):
-            raise ValueError("a LogSource is either Kafka (bootstrap servers and topic) or embedded")
-        if self.client is not None and self.data_dir is not None:
-            raise ValueError("Kafka client properties configure a Kafka log, not an embedded one")
-
-    def open_log(self) -> ChangeLog:
-        """The log itself, for reading the tail the archive has not reached."""
-        if self.data_dir is not None:
-            from store.log.embedded import EmbeddedChangeLog
-
-            return EmbeddedChangeLog(self.data_dir)
-        from store.log.kafka import KafkaChangeLog
-
-        assert self.bootstrap_servers is not None and self.topic is not None
-        return KafkaChangeLog(
-            self.bootstrap_servers, self.topic, create_topic=False, client=self.client
-        )
-
-    def stream(self, spark: Any, max_records_per_batch: int) -> Any:
-        """A streaming DataFrame of ``key, value, offset, timestampMs`` records."""
-        if self.data_dir is not None:
-            from jobs.history.sqlite_source import register
-
-            register(spark)
-            return (
-                spark.readStream.format("aclstore_embedded_log")
-                .option("path", str(self.data_dir))
-                .option("maxRecordsPerBatch", str(max_records_per_batch))
-                .option("minPartitions", str(spark.sparkContext.defaultParallelism))
-                .load()
-            )
-        return (
-            spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", self.bootstrap_servers)
-            .options(**(self.client.spark_kafka_options() if self.client else {}))
-            .option("assign", f'{{"{self.topic}":[0]}}')
-            .option("startingOffsets", "earliest")
-            .option("maxOffsetsPerTrigger", str(max_records_per_batch))
-            # One topic partition would be one task: split it so every core decodes.
-            .option("minPartitions", str(spark.sparkContext.defaultParallelism))
-            .load()
-            .selectExpr("key", "value", "offset", "unix_millis(timestamp) AS timestampMs")
-        )
+driver (:mod:`jobs.common.session`) holds."""
 
 
 def archive_id(location: str) -> str:
@@ -150,32 +81,10 @@ def ensure_tables(spark: Any, location: str) -> bool:
     return fresh
 
 
-def stop_message(offset: int, refusal: str) -> str:
-    """Why the archive stopped: the fold's ``refusal`` of the record at ``offset``."""
-    return (
-        f"the archive stopped at offset {offset}: {refusal}; everything before it is archived. "
-        "Fix or skip that record in the log, then run the archive again"
-    )
-
-
-def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppedError | None]:
-    """The events of ``(key, value, offset, timestampMs)`` rows in offset order, up to the
-    first record the fold refuses (returned as the error that stops the archive)."""
-    events: list[HistoryEvent] = []
-    for key, value, offset, timestamp_ms in rows:
-        try:
-            event = history_event(key, value, offset, timestamp_ms)
-        except RecordDecodeError as exc:
-            return events, ArchiveStoppedError(stop_message(offset, str(exc)), offset=offset)
-        if event is not None:
-            events.append(event)
-    return events, None
-
-
 class Archiver:
     """Writes a run's micro-batches, keeping the intervals open between them.
 
-    A batch is read once (:func:`~jobs.history.spark_decode.decode_records`) into Arrow
+    A batch is read once (:func:`~jobs.common.spark_decode.decode_records`) into Arrow
     columns on the driver, which are both tables' source: Spark appends them to ``events``
     while the driver folds them into the ``validity`` rows.
 
@@ -206,7 +115,7 @@ class Archiver:
         if refused.num_rows:
             first = refused.slice(0, 1).to_pylist()[0]
             at = int(first["offset"])
-            stop = ArchiveStoppedError(stop_message(at, first["error"]), offset=at)
+            stop = ArchiveStoppedError.at(at, first["error"])
             decoded = decoded.filter(pc.less(decoded.column("offset"), at))
         self.write(decoded.drop_columns(["error"]), batch_id)
         if stop is not None:

@@ -18,13 +18,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from jobs.common.decode import decode_batch
+from jobs.common.events import ACL_CREATED, HistoryEvent, binding_identity
+from jobs.common.rows import BINDING_FIELDS, event_of_row
+from jobs.common.source import LogSource
 from jobs.history.answers import (
-    ACL_CREATED,
     EVERY_PRINCIPAL,
     AccessChange,
     DiffAnswer,
     EventsAnswer,
-    HistoryEvent,
     Interval,
     RestorePlan,
     Snapshot,
@@ -32,17 +34,9 @@ from jobs.history.answers import (
     WhoAnswer,
     WhoEntry,
 )
-from jobs.history.archive import LogSource, decode_batch
-from jobs.history.decode import Validity, binding_identity, fold_validity
-from jobs.history.errors import BeforeHistoryError, NoHistoryError
-from jobs.history.intervals import BINDING_FIELDS
-from jobs.history.tables import (
-    current_rows,
-    event_of_row,
-    events_path,
-    validity_of_row,
-    validity_path,
-)
+from jobs.history.errors import ArchiveStoppedError, BeforeHistoryError, NoHistoryError
+from jobs.history.tables import current_rows, events_path, validity_of_row, validity_path
+from jobs.history.validity import Validity, fold_validity
 from store.access_diff import AclState, change_diff
 from store.acl import (
     AclBinding,
@@ -134,10 +128,10 @@ def read_tail(
                         "check that the log is reachable and retry"
                     )
                 continue
-            decoded, error = decode_batch([(r.key, r.value, r.offset, r.timestamp_ms) for r in records])
+            decoded, refused = decode_batch([(r.key, r.value, r.offset, r.timestamp_ms) for r in records])
             events.extend(decoded)
-            if error is not None:
-                raise error
+            if refused is not None:
+                raise ArchiveStoppedError.at(refused.offset, refused.message)
             position = records[-1].offset + 1
         return events, max(after, high - 1)
     finally:

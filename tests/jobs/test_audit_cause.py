@@ -14,8 +14,10 @@ import pytest
 
 from cli.present.audit import cause_json
 from jobs.audit.cause import Cause, CauseStatus, DeniedRequest, cause_of, causes
-from jobs.history.answers import HistoryEvent, Interval
-from jobs.history.archive import LogSource, run_archive
+from jobs.common import LogSource
+from jobs.common.events import HistoryEvent
+from jobs.history.answers import Interval
+from jobs.history.archive import run_archive
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action
 from store.authorizer.config import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG

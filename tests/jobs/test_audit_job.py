@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from jobs.audit.job import decisions_path, minute_counts, run_audit, table_path
-from jobs.history.archive import LogSource
+from jobs.common import LogSource
 from replicator.server.audit import AuditEmitter, AuditSettings
 from store.acl import AclOperation, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
@@ -284,7 +284,7 @@ def test_a_checkpoint_of_the_job_before_resumes_where_it_stopped(spark: Any, tmp
     """A checkpoint whose query deduplicated with Spark's state (as the job before this one
     did) read the first 3 records; the job sets that state aside and goes on from record 3."""
     from jobs.audit.job import RETIRED_STATE
-    from jobs.streaming import run_micro_batches
+    from jobs.common.streaming import run_micro_batches
 
     spool, t0 = "00000000000000dd", 1_700_000_040_000
     log_dir, location, checkpoint = tmp_path / "audit", str(tmp_path / "table"), tmp_path / "cp"
@@ -354,7 +354,7 @@ def test_a_failing_write_fails_the_batch_after_the_others_end(spark: Any, tmp_pa
 
     from jobs.audit.job import SEQUENCES, AuditWriter, ensure_tables
     from jobs.audit.transform import DECISION_ARROW_SCHEMA
-    from jobs.streaming import BatchStates
+    from jobs.common.streaming import BatchStates
 
     location = str(tmp_path / "table")
     ensure_tables(spark, location)

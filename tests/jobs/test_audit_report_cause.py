@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import cli
-from jobs.history.archive import LogSource, run_archive
+from jobs.common import LogSource
+from jobs.history.archive import run_archive
 from replicator.contract.audit_event import audit_event, encode_audit_event
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule

@@ -12,7 +12,7 @@ import pytest
 from cli.present.audit import unused_json
 from jobs.audit.transform import decision_rows
 from jobs.audit.unused import LiveGrant, live_frame, unused_grants, unused_rows
-from jobs.history.answers import HistoryEvent
+from jobs.common.events import HistoryEvent
 from replicator.contract.audit_event import audit_event, encode_audit_event
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule

@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
+from jobs.common import LogSource
 from jobs.history import queries
-from jobs.history.archive import LogSource, run_archive
+from jobs.history.archive import run_archive
 from jobs.history.errors import ArchiveStoppedError
 from jobs.history.tables import events_path
 from store.authorizer import Action
@@ -201,8 +202,9 @@ def test_a_corrupt_record_stops_the_archive_at_its_offset(
 
 _ARCHIVE_SCRIPT = """
 import sys
-from jobs.session import build_session
-from jobs.history.archive import LogSource, run_archive
+from jobs.common.session import build_session
+from jobs.common import LogSource
+from jobs.history.archive import run_archive
 spark = build_session("archive-killed")
 run_archive(spark, LogSource.kafka(sys.argv[1], sys.argv[2]), sys.argv[3], sys.argv[4],
             once=True, max_records_per_batch=150)

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from jobs.common import LogSource
 from jobs.history import queries
-from jobs.history.archive import LogSource, run_archive
+from jobs.history.archive import run_archive
 from jobs.history.tables import events_path
 from store.authorizer import Action
 from store.log.embedded import EmbeddedChangeLog

@@ -18,8 +18,8 @@ import pytest
 
 import cli
 from devtools.kafka_process import INTER_BROKER_USER, LocalKafka
+from jobs.common import LogSource
 from jobs.history import queries
-from jobs.history.archive import LogSource
 from jobs.history.tables import events_path
 from replicator.properties import read_properties
 from store.log.client_properties import KafkaClientProperties

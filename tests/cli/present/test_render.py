@@ -17,7 +17,7 @@ from cli.present.history import (
     who_grid,
 )
 from cli.present.render import Grid, csv_text, render, table_text
-from jobs.history.answers import (
+from jobs.history import (
     DiffAnswer,
     HistoryEvent,
     Interval,
@@ -169,7 +169,7 @@ def test_json_is_the_given_document_and_an_unknown_format_is_refused() -> None:
 
 
 def test_when_json_is_issue_10s_shape() -> None:
-    from jobs.history.answers import WhenAnswer
+    from jobs.history import WhenAnswer
 
     opened = HistoryEvent(offset=3, time_ms=T0, type="ACL_CREATED", binding=READ_ORDERS, actor="User:admin")
     answer = WhenAnswer(
@@ -189,7 +189,7 @@ def test_when_json_is_issue_10s_shape() -> None:
 
 
 def test_when_json_has_the_issue_shape() -> None:
-    from jobs.history.answers import WhenAnswer
+    from jobs.history import WhenAnswer
 
     opened = HistoryEvent(offset=1, time_ms=1001, type="ACL_CREATED", binding=READ_ORDERS, actor="a")
     answer = WhenAnswer(
