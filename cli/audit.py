@@ -115,17 +115,19 @@ def run_report(args: argparse.Namespace) -> int:
     from jobs.audit.job import decisions_path
     from jobs.audit.report import audit_report
     from jobs.audit.unused import report_unused
+    from jobs.history import HistoryArchive
 
     if args.plot is not None and args.plot.suffix.lower() != ".png":
         raise InvalidConfigError(f"--plot {args.plot}: the picture is a PNG; name the file *.png")
-    archive, changes = _history(args)
+    location, changes = _history(args)
     spark = _session(args)
+    history = HistoryArchive.for_path(spark, location, source=changes)
     table = spark.read.format("delta").load(decisions_path(_location(args)))
-    unused = report_unused(spark, archive, changes, table, args.since)
+    unused = report_unused(history, table, args.since)
     report = audit_report(table, args.since, window_days=args.window_days, top=args.top,
                           unused_grants=unused)  # fmt: skip
     denied = (d.event_id for d in report.new_denials)
-    report = report.with_causes(explain(spark, archive, changes, table, denied))
+    report = report.with_causes(explain(history, table, denied))
     sys.stdout.write(report_text(args.format, report))
     sys.stdout.flush()
     if args.plot is not None:

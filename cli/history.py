@@ -29,7 +29,7 @@ from store.errors import InvalidConfigError, StoreError
 from store.principal import KafkaPrincipal, PrincipalFormatError
 
 if TYPE_CHECKING:
-    from jobs.history import WhenAnswer
+    from jobs.history import HistoryArchive, WhenAnswer
 
 DEFAULT_MASTER = "local[2]"
 DEFAULT_TOPIC = "aclstore-acls"
@@ -199,7 +199,7 @@ def archive_location(args: argparse.Namespace) -> str:
 
 def _handler(name: str) -> Callable[[argparse.Namespace], int]:
     def handle(args: argparse.Namespace) -> int:
-        from jobs.history.errors import BeforeHistoryError
+        from jobs.history import BeforeHistoryError
 
         check_log_args(args)
         run: Callable[[argparse.Namespace], int] = _RUNS[name]
@@ -287,27 +287,30 @@ def _print(args: argparse.Namespace, grid: Any, offset: int | None, as_json: Any
     sys.stdout.flush()
 
 
+def history_archive(args: argparse.Namespace, *, streaming: bool = False) -> HistoryArchive:
+    """The archive this command asks (or, ``streaming``, writes): ``--archive`` of the log
+    ``--data-dir`` or ``--bootstrap-servers`` names, read with this command's session."""
+    from jobs.history import HistoryArchive
+
+    return HistoryArchive.for_path(
+        spark_session(args, streaming=streaming), archive_location(args), source=log_source(args)
+    )
+
+
 def _point(args: argparse.Namespace) -> dict[str, int | None]:
     return {"at_ms": args.at, "offset": args.offset}
 
 
 def run_archive(args: argparse.Namespace) -> int:
-    from jobs.history.archive import run_archive as archive
-
-    location = archive_location(args)
-    checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
-    spark = spark_session(args, streaming=True)
-    archive(spark, log_source(args), location, checkpoint, once=args.once)
+    archive = history_archive(args, streaming=True)
+    archive.update(args.checkpoint or f"{archive.location.rstrip('/')}/_checkpoint", once=args.once)
     return 0
 
 
 def run_events(args: argparse.Namespace) -> int:
     from cli.present.history import events_grid, events_json
-    from jobs.history import queries
 
-    spark = spark_session(args)
-    answer = queries.events(spark, archive_location(args), log_source(args),
-                            from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
+    answer = history_archive(args).events(from_ms=args.from_ms, to_ms=args.to_ms)
     _print(args, events_grid(answer.events), answer.offset, events_json(answer))
     if args.format == "json":  # the list has no room for it; the table and csv end with it
         print(f"(log offset {answer.offset})", file=sys.stderr)
@@ -316,22 +319,18 @@ def run_events(args: argparse.Namespace) -> int:
 
 def run_snapshot(args: argparse.Namespace) -> int:
     from cli.present.history import snapshot_grid, snapshot_json
-    from jobs.history import queries
 
-    spark = spark_session(args)
-    answer = queries.snapshot(spark, archive_location(args), log_source(args), **_point(args))
+    answer = history_archive(args).snapshot(**_point(args))
     _print(args, snapshot_grid(answer), answer.offset, snapshot_json(answer))
     return 0
 
 
 def run_who(args: argparse.Namespace) -> int:
     from cli.present.history import who_grid, who_json
-    from jobs.history import queries
 
-    spark = spark_session(args)
-    answer = queries.who(
-        spark, archive_location(args), log_source(args), resource_type=args.resource_type,
-        resource_name=args.resource_name, operation=args.operation, host=args.host, **_point(args),
+    answer = history_archive(args).who(
+        resource_type=args.resource_type, resource_name=args.resource_name, operation=args.operation,
+        host=args.host, **_point(args),
     )  # fmt: skip
     _print(args, who_grid(answer), answer.offset, who_json(answer))
     return 0
@@ -340,16 +339,14 @@ def run_who(args: argparse.Namespace) -> int:
 def run_when(args: argparse.Namespace) -> int:
     from cli.present.history import when_grid, when_json
     from cli.present.render import Grid, csv_text, json_text, table_text
-    from jobs.history import queries
 
     series: list[tuple[str, WhenAnswer]] = []
-    spark = spark_session(args)
+    archive = history_archive(args)
     for principal in args.principal:
         for name in args.resource_name:
-            answer = queries.when(
-                spark, archive_location(args), log_source(args), principal=principal,
-                host=args.host, operation=args.operation, resource_type=args.resource_type,
-                resource_name=name, from_ms=args.from_ms, to_ms=args.to_ms,
+            answer = archive.when(
+                principal=principal, host=args.host, operation=args.operation,
+                resource_type=args.resource_type, resource_name=name, from_ms=args.from_ms, to_ms=args.to_ms,
             )  # fmt: skip
             label = f"{principal} {args.operation.name} {args.resource_type.name}:{name}"
             series.append((label, answer))
@@ -383,27 +380,22 @@ def _latest_ms(series: Sequence[tuple[str, WhenAnswer]]) -> int:
 
 def run_diff(args: argparse.Namespace) -> int:
     from cli.present.history import access_change_text, diff_grid, diff_json
-    from jobs.history import queries
 
-    spark = spark_session(args)
+    archive = history_archive(args)
     if args.access:
-        change = queries.access_change(spark, archive_location(args), log_source(args),
-                                       from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
+        change = archive.access_change(from_ms=args.from_ms, to_ms=args.to_ms)
         sys.stdout.write(access_change_text(args.format, change))
         sys.stdout.flush()
         return 0
-    answer = queries.diff(spark, archive_location(args), log_source(args),
-                          from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
+    answer = archive.diff(from_ms=args.from_ms, to_ms=args.to_ms)
     _print(args, diff_grid(answer), answer.to_offset, diff_json(answer))
     return 0
 
 
 def run_restore(args: argparse.Namespace) -> int:
     from cli.present.history import restore_grid, restore_json
-    from jobs.history import queries
 
-    spark = spark_session(args)
-    plan = queries.restore(spark, archive_location(args), log_source(args), **_point(args))
+    plan = history_archive(args).restore(**_point(args))
     if not args.apply:
         _print(args, restore_grid(plan), plan.offset, restore_json(plan))
         return 0

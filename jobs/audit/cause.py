@@ -2,15 +2,16 @@
 
 A denial's audit event names the request (principal, host, operation, resource) and the
 change-log offset ``O`` the decision reflects.  The history answers *when* that request was
-ALLOWED (what ``history when`` answers, :func:`jobs.history.queries.access_intervals`:
-Kafka's decision rules, ``store.authorizer``, run over the archive's validity intervals and
-the log's tail); the cause is the event that closed the last ALLOWED interval at or before
-``O`` (a DENY added, the ALLOW deleted, ``super.users`` or ``allow.everyone.if.no.acl.found``
-altered, or an ACL that put the resource under ACLs).
+ALLOWED (the history's own question, ``history when``, asked of its facade:
+:meth:`jobs.history.HistoryArchive.when_each`: Kafka's decision rules, ``store.authorizer``,
+run over the archive's validity intervals and the log's tail); the cause is the event that
+closed the last ALLOWED interval at or before ``O`` (a DENY added, the ALLOW deleted,
+``super.users`` or ``allow.everyone.if.no.acl.found`` altered, or an ACL that put the
+resource under ACLs).
 
 :func:`cause_of` is the pure choice; :func:`denied_requests` selects the denials' requests from
-the decisions table (a DataFrame filter); :func:`causes` reads the history once for all of
-them (:func:`resource_intervals`, a join) and decides once per distinct request, however many
+the decisions table (a DataFrame filter); :func:`causes` asks the history once for all of
+them (one read of the archive, a join) and it decides once per distinct request, however many
 denials share it.
 """
 
@@ -21,14 +22,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.common.events import SETTING_KIND, HistoryEvent
-from jobs.common.source import LogSource
-from jobs.history.answers import Interval
-from jobs.history.tables import validity_of_row, validity_path
-from jobs.history.validity import Validity, fold_validity
+from jobs.common.events import HistoryEvent
+from jobs.history import HistoryArchive, Interval
+from store.access_diff import Request
 from store.acl import AclOperation, PatternType, ResourceType
-from store.authorizer import Action
-from store.authorizer.applicable import applicable_patterns
 
 
 class CauseStatus(enum.Enum):
@@ -66,9 +63,9 @@ class DeniedRequest:
             acl_offset=-1 if row["aclOffset"] is None else int(row["aclOffset"]),
         )
 
-    def question(self) -> tuple[str, str, AclOperation, ResourceType, str]:
+    def question(self) -> Request:
         """What the history is asked (every offset of one request shares one answer)."""
-        return self.principal, self.host, self.operation, self.resource_type, self.resource_name
+        return Request(self.principal, self.host, self.operation, self.resource_type, self.resource_name)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,97 +101,30 @@ def denied_requests(decisions: Any, event_ids: Iterable[str]) -> dict[str, Denie
     return {row["id"]: DeniedRequest.of_row(row) for row in rows}
 
 
-Resource = tuple[ResourceType, str]
+def causes(history: HistoryArchive, requests: Iterable[DeniedRequest]) -> dict[DeniedRequest, Cause]:
+    """Each request's cause, from the ``history`` (its archive and its log).
 
-
-def resource_intervals(
-    spark: Any, location: str, source: LogSource | None, resources: Iterable[Resource]
-) -> tuple[dict[Resource, list[Validity]], int]:
-    """Per resource, the validity intervals that can decide about it (its bindings, literal,
-    ``*`` and prefixed, and the settings), brought to the log's end; and that end's offset.
-
-    One read of the archive for all ``resources``: the validity table semi-joined, on the
-    resource type, pattern type and name, with the patterns that can match each resource
-    (:func:`store.authorizer.applicable.applicable_patterns`, a broadcast equi-join on the
-    executors); then the log's tail, read once and folded on the driver.
+    The ALLOWED stretches of each distinct request come from one question to the history
+    (:meth:`~jobs.history.HistoryArchive.when_each`: what ``history when`` answers, Kafka's
+    decision rules after each change point, for every asked request at once) and the cause is
+    :func:`cause_of` them.
     """
-    from delta.tables import DeltaTable
-    from pyspark.sql import functions as f
-
-    from jobs.history.queries import applies_to, archived_end, read_tail
-
-    asked = sorted(set(resources))
-    found: dict[tuple[str, int], Validity] = {}
-    path = validity_path(location)
-    if asked and DeltaTable.isDeltaTable(spark, path):
-        table = spark.read.format("delta").load(path)
-        patterns = sorted({(t.name, pt.name, n) for t, name in asked for pt, n in applicable_patterns(name)})
-        wanted = spark.createDataFrame(patterns, "wantedType STRING, wantedPattern STRING, wantedName STRING")
-        on = (
-            (f.col("resourceType") == f.col("wantedType"))
-            & (f.col("patternType") == f.col("wantedPattern"))
-            & (f.col("name") == f.col("wantedName"))
-        )
-        bindings = table.join(f.broadcast(wanted), on, "left_semi")
-        rows = bindings.unionByName(table.filter(f.col("kind") == SETTING_KIND))
-        for row in rows.collect():
-            interval = validity_of_row(row)
-            key = (interval.id, interval.from_offset)
-            # An interval's closed row supersedes its open row (jobs.history.tables).
-            if interval.closed is not None or key not in found:
-                found[key] = interval
-    tail, offset = read_tail(source, archived_end(spark, location))
-    deciders = {resource: applies_to(*resource) for resource in asked}
-
-    def relevant(interval: Validity) -> bool:
-        return any(applies(interval) for applies in deciders.values())
-
-    still_open = {v.id: v for v in found.values() if v.closed is None}
-    changed, _ = fold_validity([e for e in tail if relevant(Validity(id="", opened=e))], still_open)
-    for interval in changed:
-        found[(interval.id, interval.from_offset)] = interval
-    return {r: [v for v in found.values() if applies(v)] for r, applies in deciders.items()}, offset
-
-
-def causes(
-    spark: Any, location: str, source: LogSource | None, requests: Iterable[DeniedRequest]
-) -> dict[DeniedRequest, Cause]:
-    """Each request's cause, from the archive at ``location`` and the log ``source``.
-
-    The intervals of every asked resource are read at once (:func:`resource_intervals`); the
-    ALLOWED stretches of each distinct request are then
-    :func:`jobs.history.queries.access_intervals` (what ``history when`` answers: Kafka's
-    decision rules after each change point) and the cause is :func:`cause_of` them.
-    """
-    from jobs.history.queries import access_intervals
-
     unique = list(dict.fromkeys(requests))
     literal = [r for r in unique if r.pattern_type is PatternType.LITERAL]
-    intervals, offset = resource_intervals(
-        spark, location, source, ((r.resource_type, r.resource_name) for r in literal)
-    )
+    allowed = history.when_each(r.question() for r in literal)
     found = {r: Cause(status=CauseStatus.BY_RESOURCE_TYPE) for r in unique if r not in literal}
-    allowed: dict[tuple[str, str, AclOperation, ResourceType, str], list[Interval]] = {}
     for request in literal:
-        key = request.question()
-        if key not in allowed:
-            allowed[key] = access_intervals(
-                intervals[(request.resource_type, request.resource_name)],
-                principal=request.principal, host=request.host,
-                action=Action(request.operation, request.resource_type, request.resource_name),
-            )  # fmt: skip
-        if offset < request.acl_offset:
+        answer = allowed[request.question()]
+        if answer.offset < request.acl_offset:
             found[request] = Cause(status=CauseStatus.BEYOND_HISTORY)
         else:
-            found[request] = cause_of(allowed[key], request.acl_offset)
+            found[request] = cause_of(answer.intervals, request.acl_offset)
     return found
 
 
-def explain(
-    spark: Any, location: str, source: LogSource | None, decisions: Any, event_ids: Iterable[str]
-) -> dict[str, Cause]:
+def explain(history: HistoryArchive, decisions: Any, event_ids: Iterable[str]) -> dict[str, Cause]:
     """The cause of each denial among the decisions table's events ``event_ids``, by event id
     (an id the table does not hold has none)."""
     requests = denied_requests(decisions, event_ids)
-    known = causes(spark, location, source, requests.values())
+    known = causes(history, requests.values())
     return {event_id: known[request] for event_id, request in requests.items()}

@@ -13,7 +13,8 @@ emits the first ALLOWED decision of every binding in each usage period (an hour 
 least one event unless the window is shorter than a period, and a last use is exact to within
 a period.  The pure part is
 :func:`deciding_allows`, :func:`usage` and :func:`unused_grants` (DataFrames in and out); the
-live set comes from the history (:func:`live_grants`: the archive plus the log's tail).
+live set comes from the history (:func:`live_grants`: the archive plus the log's tail, asked
+through its facade, :class:`jobs.history.HistoryArchive`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from jobs.common.events import HistoryEvent
-from jobs.common.source import LogSource
+from jobs.history import HistoryArchive
 from store.acl import AclBinding, AclPermissionType, parse_fields
 
 BINDING_COLUMNS: Final = (
@@ -91,11 +92,10 @@ def unused_grants(decisions: Any, live: Any, since_ms: int) -> Any:
     )
 
 
-def live_grants(spark: Any, location: str, source: LogSource | None) -> tuple[list[LiveGrant], int]:
-    """The ALLOW bindings live at the log's end, each with its creating event; and that offset."""
-    from jobs.history.queries import load_intervals
-
-    loaded = load_intervals(spark, location, source, live=True)
+def live_grants(history: HistoryArchive) -> tuple[list[LiveGrant], int]:
+    """The ALLOW bindings live at the log's end, each with its creating event; and that offset
+    (the history's intervals open now: :meth:`~jobs.history.HistoryArchive.intervals`)."""
+    loaded = history.intervals(live=True)
     grants = [
         LiveGrant(binding=v.binding, granted_by=v.opened)
         for v in loaded.intervals
@@ -126,11 +126,9 @@ def unused_rows(rows: Sequence[Any]) -> list[UnusedGrant]:
     ]
 
 
-def report_unused(
-    spark: Any, location: str, source: LogSource | None, decisions: Any, since_ms: int
-) -> list[UnusedGrant]:
-    """The live grants (archive at ``location`` plus the log) unused since ``since_ms``."""
-    grants, _ = live_grants(spark, location, source)
+def report_unused(history: HistoryArchive, decisions: Any, since_ms: int) -> list[UnusedGrant]:
+    """The live grants (the ``history``: its archive plus its log) unused since ``since_ms``."""
+    grants, _ = live_grants(history)
     if not grants:
         return []
-    return unused_rows(unused_grants(decisions, live_frame(spark, grants), since_ms).collect())
+    return unused_rows(unused_grants(decisions, live_frame(history.spark, grants), since_ms).collect())

@@ -22,7 +22,7 @@ gives, and leaves every other record (null) for :func:`jobs.common.worker.decode
 
 Anything else, including every record the fold refuses, reaches the one fold as before, so
 the archive's rows and its stopping point do not depend on which path read a record
-(``tests/jobs/test_spark_decode.py`` compares the two on the same records).
+(``tests/jobs/common/test_spark_decode.py`` compares the two on the same records).
 """
 
 from __future__ import annotations

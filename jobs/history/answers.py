@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from jobs.common.events import HistoryEvent
+from jobs.history.validity import Validity
 from store.access_diff import AccessDiff
 from store.acl import AclBinding
 
@@ -142,3 +143,12 @@ class RestorePlan:
     creates: tuple[AclBinding, ...]
     deletes: tuple[AclBinding, ...]
     settings: tuple[tuple[str, str | None], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Intervals:
+    """The validity intervals (each binding live, or each setting at a value, over a stretch of
+    the log) brought to log offset ``offset``: what the questions are answered from."""
+
+    intervals: tuple[Validity, ...]
+    offset: int

@@ -63,7 +63,7 @@ VALIDITY_ARROW_SCHEMA: Final = pa.schema(
 """:data:`jobs.history.tables.VALIDITY_SCHEMA` in Arrow's types."""
 def identity() -> Any:
     """Each event's ``id`` as a Spark column: ``binding|<the seven fields>`` or
-    ``setting|<name>`` (:func:`jobs.history.validity.identity`, in Spark)."""
+    ``setting|<name>`` (:func:`jobs.common.events.identity`, in Spark)."""
     from pyspark.sql import functions as f
 
     fields = f.concat_ws("\x1f", *(f.col(name) for name in BINDING_FIELDS))
@@ -73,7 +73,7 @@ def identity() -> Any:
 
 
 def ids(batch: pa.Table) -> pa.Array:
-    """Each event's ``id`` (:func:`jobs.history.validity.identity`, over Arrow columns)."""
+    """Each event's ``id`` (:func:`jobs.common.events.identity`, over Arrow columns)."""
     fields = pc.binary_join_element_wise(*(batch.column(name) for name in BINDING_FIELDS), "\x1f")
     setting = pc.binary_join_element_wise(SETTING_KIND, batch.column("configName"), "|")
     binding = pc.binary_join_element_wise(BINDING_KIND, fields, "|")

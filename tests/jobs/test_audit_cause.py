@@ -16,8 +16,8 @@ from cli.present.audit import cause_json
 from jobs.audit.cause import Cause, CauseStatus, DeniedRequest, cause_of, causes
 from jobs.common import LogSource
 from jobs.common.events import HistoryEvent
-from jobs.history.answers import Interval
-from jobs.history.archive import run_archive
+from jobs.history import HistoryArchive, Interval
+from jobs.history.job import run_archive
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action
 from store.authorizer.config import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG
@@ -99,7 +99,7 @@ def test_the_cause_is_the_change_that_closed_the_last_allowed_stretch(spark: Any
             resource_name="*", pattern_type=PatternType.ANY, acl_offset=10,
         ),
     }
-    found = causes(spark, location, source, asked.values())
+    found = causes(HistoryArchive.for_path(spark, location, source=source), asked.values())
     got = {what: _summary(found[r]) for what, r in asked.items()}
     mallory = ("User:mallory", "ACL_CREATED")
     assert got == {
@@ -195,7 +195,7 @@ def test_causes_over_a_random_history_match_the_replay(spark: Any, tmp_path: Pat
                       pattern_type=LITERAL, acl_offset=o)
         for p in (*NAMED, "User:zed") for h in REQUEST_HOSTS for t, n in RESOURCES for o in (150, 320, 399)
     ]  # fmt: skip
-    found = causes(spark, location, source, asked)
+    found = causes(HistoryArchive.for_path(spark, location, source=source), asked)
     statuses = set()
     for r in asked:
         action = Action(READ, r.resource_type, r.resource_name)

@@ -13,7 +13,7 @@ import pytest
 
 import cli
 from jobs.common import LogSource
-from jobs.history.archive import run_archive
+from jobs.history.job import run_archive
 from replicator.contract.audit_event import audit_event, encode_audit_event
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from jobs.common.events import ACL_CREATED, HistoryEvent, binding_identity
-from jobs.history.queries import applies_to
+from jobs.history.questions import applies_to
 from jobs.history.validity import Validity
 from store.acl import (
     AclBinding,

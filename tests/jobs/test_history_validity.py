@@ -93,7 +93,7 @@ def test_rows_round_trip() -> None:
 
 
 def test_presence_merges_overlapping_spans_and_an_open_one_absorbs_the_rest() -> None:
-    from jobs.history.queries import presence_of
+    from jobs.history.questions import presence_of
 
     assert presence_of([(5, 9), (1, 3), (2, 4), (12, 14)]) == [(1, 4), (5, 9), (12, 14)]
     assert presence_of([(5, 9), (8, None), (20, 30), (1, 2)]) == [(1, 2), (5, None)]
