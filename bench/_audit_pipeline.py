@@ -137,8 +137,7 @@ def _delays(marks: list[tuple[int, float]], batches: list[tuple[int, float, int,
 
 def throughput(quick: bool) -> Target:
     from jobs.audit.job import run_audit
-    from jobs.history.archive import LogSource
-    from jobs.session import build_session
+    from jobs.common import LogSource, build_session
 
     rates = (50_000,) if quick else (25_000, 50_000, 75_000, 100_000)
     seconds, warmup = (30.0, 10.0) if quick else (60.0, 15.0)

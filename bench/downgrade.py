@@ -64,7 +64,7 @@ def run(quick: bool) -> list[Target]:
     figure("bindings", len(state.bindings), "")
 
     from jobs.access_diff import distributed_access_diff
-    from jobs.session import build_session
+    from jobs.common import build_session
 
     started = time.perf_counter()
     spark = build_session("aclstore-bench-downgrade", conf={"spark.ui.showConsoleProgress": "false"})

@@ -175,9 +175,8 @@ def run(quick: bool, events: int | None = None) -> list[Target]:
 
 
 def measure(bootstrap: str, topic: str, count: int, t0_ms: int, work: Path) -> list[Target]:
-    from jobs.history import queries
-    from jobs.history.archive import LogSource, run_archive
-    from jobs.session import build_session
+    from jobs.common import LogSource, build_session
+    from jobs.history import HistoryArchive
 
     started = time.perf_counter()
     spark = build_session("bench-history", master="local[2]", conf={"spark.ui.showConsoleProgress": "false"},
@@ -187,24 +186,25 @@ def measure(bootstrap: str, topic: str, count: int, t0_ms: int, work: Path) -> l
         source = LogSource.kafka(bootstrap, topic)
         location, checkpoint = str(work / "archive"), str(work / "checkpoint")
         started = time.perf_counter()
-        run_archive(spark, source, location, checkpoint, once=True)
+        archive = HistoryArchive.for_path(spark, location, source=source)
+        archive.update(checkpoint, once=True)
         archive_s = time.perf_counter() - started
         archive_rate = count / archive_s
         figure(f"archive of {count} events", archive_s, "s")
 
         middle_ms = t0_ms + (count // 2) * STEP_MS
         started = time.perf_counter()
-        who = queries.who(
-            spark, location, source, resource_type=ResourceType.TOPIC, resource_name="orders",
-            operation=AclOperation.READ, host=WATCHED_HOST, at_ms=middle_ms,
+        who = archive.who(
+            resource_type=ResourceType.TOPIC, resource_name="orders", operation=AclOperation.READ,
+            host=WATCHED_HOST, at_ms=middle_ms,
         )  # fmt: skip
         who_s = time.perf_counter() - started
         figure(f"who (answer at offset {who.offset}: {len(who.allowed)} allowed)", who_s, "s")
 
         started = time.perf_counter()
-        when = queries.when(
-            spark, location, source, principal=WATCHED.principal, host=WATCHED_HOST,
-            operation=AclOperation.READ, resource_type=ResourceType.TOPIC, resource_name="orders",
+        when = archive.when(
+            principal=WATCHED.principal, host=WATCHED_HOST, operation=AclOperation.READ,
+            resource_type=ResourceType.TOPIC, resource_name="orders",
         )  # fmt: skip
         when_s = time.perf_counter() - started
         figure(f"when ({len(when.intervals)} intervals)", when_s, "s")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from cli.common import add_log_config_option, log_client
 from cli.history import DEFAULT_MASTER, DEFAULT_TOPIC, FORMATS, time_arg
@@ -80,7 +80,7 @@ def _location(args: argparse.Namespace) -> str:
 
 
 def _session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
-    from jobs.session import build_session
+    from jobs.common import build_session
 
     return build_session(
         "aclstore-audit", master=args.master, conf={"spark.ui.showConsoleProgress": "false"},
@@ -90,7 +90,7 @@ def _session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
 
 def run_job(args: argparse.Namespace) -> int:
     from jobs.audit.job import run_audit
-    from jobs.history.archive import LogSource
+    from jobs.common import LogSource
 
     if (args.topic or args.audit_topic) and not args.bootstrap_servers:
         raise InvalidConfigError("--topic and --audit-topic need --bootstrap-servers")
@@ -110,47 +110,38 @@ def run_job(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from jobs.audit.cause import denials_grid, explain
+    from cli.present.audit import report_text
+    from jobs.audit.cause import explain
     from jobs.audit.job import decisions_path
-    from jobs.audit.report import report_json
-    from jobs.audit.unused import report_unused, unused_grid
-    from jobs.history.render import cells, grid, render
+    from jobs.audit.report import audit_report
+    from jobs.audit.unused import report_unused
+    from jobs.history import HistoryArchive
 
     if args.plot is not None and args.plot.suffix.lower() != ".png":
         raise InvalidConfigError(f"--plot {args.plot}: the picture is a PNG; name the file *.png")
-    archive, changes = _history(args)
+    location, changes = _history(args)
     spark = _session(args)
+    history = HistoryArchive.for_path(spark, location, source=changes)
     table = spark.read.format("delta").load(decisions_path(_location(args)))
-    unused = report_unused(spark, archive, changes, table, args.since)
-    report = report_json(table, args.since, window_days=args.window_days, top=args.top,
-                         unused_grants=unused)  # fmt: skip
-    report["newDenials"] = explain(spark, archive, changes, table, report["newDenials"])
-    through = report["throughOffset"]
-    if args.format == "table":
-        totals = report["totals"]
-        sys.stdout.write(f"decisions: ALLOWED {totals['ALLOWED']}, DENIED {totals['DENIED']} "
-                         "(every denial is recorded; allows are sampled)\nnew denials:\n")  # fmt: skip
-    sys.stdout.write(render(args.format, denials_grid(report["newDenials"]), through, report))
-    if args.format != "json":  # more tables (CSV: each after a blank line, with its own header)
-        sys.stdout.write("\nunused grants (each grant's first use per hour is recorded):\n"
-                         if args.format == "table" else "\n")  # fmt: skip
-        sys.stdout.write(render(args.format, unused_grid(report["unusedGrants"]), through, None))
-        for title, key, header in _TOP_SECTIONS:
-            rows = grid(header, [cells(*(d[h] for h in header)) for d in report[key]])
-            sys.stdout.write(f"\n{title}:\n" if args.format == "table" else "\n")
-            sys.stdout.write(render(args.format, rows, through, None))
+    unused = report_unused(history, table, args.since)
+    report = audit_report(table, args.since, window_days=args.window_days, top=args.top,
+                          unused_grants=unused)  # fmt: skip
+    denied = (d.event_id for d in report.new_denials)
+    report = report.with_causes(explain(history, table, denied))
+    sys.stdout.write(report_text(args.format, report))
     sys.stdout.flush()
     if args.plot is not None:
-        from jobs.audit.plot import report_chart, save_png
+        from cli.present.audit_plot import save_png
+        from jobs.audit.chart import report_chart
 
-        save_png(report_chart(table, args.since, report["newDenials"]), args.plot)
+        save_png(report_chart(table, args.since, report.new_denials), args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
 
 
 def _history(args: argparse.Namespace) -> tuple[str, Any]:
     """The history archive's location and the change log (None: an embedded log not there)."""
-    from jobs.history.archive import LogSource
+    from jobs.common import LogSource
 
     location = str(args.archive) if args.archive else str(Path(args.data_dir).resolve() / "history")
     if args.topic and not args.bootstrap_servers:
@@ -160,9 +151,3 @@ def _history(args: argparse.Namespace) -> tuple[str, Any]:
         return location, LogSource.kafka(args.bootstrap_servers, topic, client=log_client(args))
     log_dir = Path(args.data_dir).resolve() / "log"
     return location, LogSource.embedded(log_dir) if log_dir.exists() else None
-
-
-_TOP_SECTIONS: Final = (
-    ("top denied principals", "topDeniedPrincipals", ("principal", "denials")),
-    ("top denied resources", "topDeniedResources", ("resourceType", "resourceName", "denials")),
-)  # fmt: skip

@@ -61,7 +61,7 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def _alert_json(alert: Any) -> dict[str, Any]:
-    from jobs.history.timeparse import format_time
+    from cli.present.timeparse import format_time
 
     w = alert.witness
     return {

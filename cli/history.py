@@ -8,7 +8,7 @@
 The log is chosen as ``aclstore serve`` chooses it: the embedded log under ``--data-dir``, or
 ``--bootstrap-servers`` (and ``--topic``).  The archive lives under ``--archive`` (any
 Hadoop-compatible URI; default ``<data-dir>/history``).  Spark runs on ``--master``
-(default ``local[2]``).  Times are ISO-8601 or epoch milliseconds (:mod:`jobs.history.timeparse`).
+(default ``local[2]``).  Times are ISO-8601 or epoch milliseconds (:mod:`cli.present.timeparse`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cli.access_output import DELTA_COLUMNS, delta_cells, delta_json, diff_lines
 from cli.common import add_client_options, add_log_config_option, log_client, store_client
 from cli.output import first_failure
 from replicator.client import StoreClient
@@ -30,7 +29,7 @@ from store.errors import InvalidConfigError, StoreError
 from store.principal import KafkaPrincipal, PrincipalFormatError
 
 if TYPE_CHECKING:
-    from jobs.history.answers import AccessChange, WhenAnswer
+    from jobs.history import HistoryArchive, WhenAnswer
 
 DEFAULT_MASTER = "local[2]"
 DEFAULT_TOPIC = "aclstore-acls"
@@ -43,7 +42,7 @@ E = TypeVar("E", ResourceType, AclOperation)
 
 def time_arg(text: str) -> int:
     """``--at``/``--from``/``--to``: epoch milliseconds from ISO-8601 or epoch ms."""
-    from jobs.history.timeparse import TimeParseError, parse_time
+    from cli.present.timeparse import TimeParseError, parse_time
 
     try:
         return parse_time(text)
@@ -200,7 +199,7 @@ def archive_location(args: argparse.Namespace) -> str:
 
 def _handler(name: str) -> Callable[[argparse.Namespace], int]:
     def handle(args: argparse.Namespace) -> int:
-        from jobs.history.errors import BeforeHistoryError
+        from jobs.history import BeforeHistoryError
 
         check_log_args(args)
         run: Callable[[argparse.Namespace], int] = _RUNS[name]
@@ -262,7 +261,7 @@ def spark_session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
     """The session of this command (``streaming``: a streaming job's); it ends with the
     process (not stopped here, so that a caller in the same process that already has a
     session keeps it)."""
-    from jobs.session import build_session
+    from jobs.common import build_session
 
     # No console progress bars: the command's output is its answer.
     return build_session(
@@ -272,7 +271,7 @@ def spark_session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
 
 
 def log_source(args: argparse.Namespace) -> Any:
-    from jobs.history.archive import LogSource
+    from jobs.common import LogSource
 
     if args.bootstrap_servers:
         return LogSource.kafka(
@@ -282,10 +281,20 @@ def log_source(args: argparse.Namespace) -> Any:
 
 
 def _print(args: argparse.Namespace, grid: Any, offset: int | None, as_json: Any) -> None:
-    from jobs.history.render import render
+    from cli.present.render import render
 
     sys.stdout.write(render(args.format, grid, offset, as_json))
     sys.stdout.flush()
+
+
+def history_archive(args: argparse.Namespace, *, streaming: bool = False) -> HistoryArchive:
+    """The archive this command asks (or, ``streaming``, writes): ``--archive`` of the log
+    ``--data-dir`` or ``--bootstrap-servers`` names, read with this command's session."""
+    from jobs.history import HistoryArchive
+
+    return HistoryArchive.for_path(
+        spark_session(args, streaming=streaming), archive_location(args), source=log_source(args)
+    )
 
 
 def _point(args: argparse.Namespace) -> dict[str, int | None]:
@@ -293,78 +302,66 @@ def _point(args: argparse.Namespace) -> dict[str, int | None]:
 
 
 def run_archive(args: argparse.Namespace) -> int:
-    from jobs.history.archive import run_archive as archive
-
-    location = archive_location(args)
-    checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
-    spark = spark_session(args, streaming=True)
-    archive(spark, log_source(args), location, checkpoint, once=args.once)
+    archive = history_archive(args, streaming=True)
+    archive.update(args.checkpoint or f"{archive.location.rstrip('/')}/_checkpoint", once=args.once)
     return 0
 
 
 def run_events(args: argparse.Namespace) -> int:
-    from jobs.history import queries
-    from jobs.history.render import events_grid
+    from cli.present.history import events_grid, events_json
 
-    spark = spark_session(args)
-    answer = queries.events(spark, archive_location(args), log_source(args),
-                            from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
-    _print(args, events_grid(answer.events), answer.offset, answer.to_json())
+    answer = history_archive(args).events(from_ms=args.from_ms, to_ms=args.to_ms)
+    _print(args, events_grid(answer.events), answer.offset, events_json(answer))
     if args.format == "json":  # the list has no room for it; the table and csv end with it
         print(f"(log offset {answer.offset})", file=sys.stderr)
     return 0
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
-    from jobs.history import queries
-    from jobs.history.render import snapshot_grid
+    from cli.present.history import snapshot_grid, snapshot_json
 
-    spark = spark_session(args)
-    answer = queries.snapshot(spark, archive_location(args), log_source(args), **_point(args))
-    _print(args, snapshot_grid(answer), answer.offset, answer.to_json())
+    answer = history_archive(args).snapshot(**_point(args))
+    _print(args, snapshot_grid(answer), answer.offset, snapshot_json(answer))
     return 0
 
 
 def run_who(args: argparse.Namespace) -> int:
-    from jobs.history import queries
-    from jobs.history.render import who_grid
+    from cli.present.history import who_grid, who_json
 
-    spark = spark_session(args)
-    answer = queries.who(
-        spark, archive_location(args), log_source(args), resource_type=args.resource_type,
-        resource_name=args.resource_name, operation=args.operation, host=args.host, **_point(args),
+    answer = history_archive(args).who(
+        resource_type=args.resource_type, resource_name=args.resource_name, operation=args.operation,
+        host=args.host, **_point(args),
     )  # fmt: skip
-    _print(args, who_grid(answer), answer.offset, answer.to_json())
+    _print(args, who_grid(answer), answer.offset, who_json(answer))
     return 0
 
 
 def run_when(args: argparse.Namespace) -> int:
-    from jobs.history import queries
-    from jobs.history.render import Grid, csv_text, json_text, table_text, when_grid
+    from cli.present.history import when_grid, when_json
+    from cli.present.render import Grid, csv_text, json_text, table_text
 
     series: list[tuple[str, WhenAnswer]] = []
-    spark = spark_session(args)
+    archive = history_archive(args)
     for principal in args.principal:
         for name in args.resource_name:
-            answer = queries.when(
-                spark, archive_location(args), log_source(args), principal=principal,
-                host=args.host, operation=args.operation, resource_type=args.resource_type,
-                resource_name=name, from_ms=args.from_ms, to_ms=args.to_ms,
+            answer = archive.when(
+                principal=principal, host=args.host, operation=args.operation,
+                resource_type=args.resource_type, resource_name=name, from_ms=args.from_ms, to_ms=args.to_ms,
             )  # fmt: skip
             label = f"{principal} {args.operation.name} {args.resource_type.name}:{name}"
             series.append((label, answer))
     offset = max(a.offset for _, a in series)
     if len(series) == 1:
-        _print(args, when_grid(series[0][1].intervals), offset, series[0][1].to_json())
+        _print(args, when_grid(series[0][1].intervals), offset, when_json(series[0][1]))
     elif args.format == "json":
-        sys.stdout.write(json_text([{"series": label, **a.to_json()} for label, a in series]))
+        sys.stdout.write(json_text([{"series": label, **when_json(a)} for label, a in series]))
     else:
         grids = [when_grid(a.intervals, series=label) for label, a in series]
         merged = Grid(grids[0].header, tuple(r for g in grids for r in g.rows))
         text = table_text if args.format == "table" else csv_text
         sys.stdout.write(text(merged, offset))
     if args.plot is not None:
-        from jobs.history.plot import Series, save_png
+        from cli.present.history_plot import Series, save_png
 
         end_ms = args.to_ms if args.to_ms is not None else _latest_ms(series)
         save_png([Series(label=label, intervals=a.intervals) for label, a in series], args.plot,
@@ -382,56 +379,25 @@ def _latest_ms(series: Sequence[tuple[str, WhenAnswer]]) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from jobs.history import queries
-    from jobs.history.render import diff_grid
+    from cli.present.history import access_change_text, diff_grid, diff_json
 
-    spark = spark_session(args)
+    archive = history_archive(args)
     if args.access:
-        change = queries.access_change(spark, archive_location(args), log_source(args),
-                                       from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
+        change = archive.access_change(from_ms=args.from_ms, to_ms=args.to_ms)
         sys.stdout.write(access_change_text(args.format, change))
         sys.stdout.flush()
         return 0
-    answer = queries.diff(spark, archive_location(args), log_source(args),
-                          from_ms=args.from_ms, to_ms=args.to_ms)  # fmt: skip
-    _print(args, diff_grid(answer), answer.to_offset, answer.to_json())
+    answer = archive.diff(from_ms=args.from_ms, to_ms=args.to_ms)
+    _print(args, diff_grid(answer), answer.to_offset, diff_json(answer))
     return 0
 
 
-def access_change_text(fmt: str, change: AccessChange) -> str:
-    """``history diff --access`` in ``fmt``: widened access first, then narrowed, rendered as
-    ``downgrade-check`` renders them (:mod:`cli.access_output`)."""
-    from jobs.history.render import csv_text, grid, json_text
-
-    diff, access = change.diff, change.access
-    if fmt == "json":
-        return json_text({
-            **diff.to_json(),
-            "widened": [delta_json(r) for r in access.widened],
-            "narrowed": [delta_json(r) for r in access.narrowed],
-        })  # fmt: skip
-    if fmt == "csv":
-        rows = [delta_cells(r) for r in (*access.widened, *access.narrowed)]
-        return csv_text(grid(DELTA_COLUMNS, rows), diff.to_offset)
-    before, after = f"at offset {diff.from_offset}", f"at offset {diff.to_offset}"
-    lines = [
-        f"Access changed from offset {diff.from_offset} to offset {diff.to_offset}: "
-        f"{len(diff.added)} binding(s) added, {len(diff.removed)} removed, "
-        f"{len(diff.settings_changed)} setting(s) changed",
-        *diff_lines(access, before, after),
-        f"(log offset {diff.to_offset})",
-    ]
-    return "\n".join(lines) + "\n"
-
-
 def run_restore(args: argparse.Namespace) -> int:
-    from jobs.history import queries
-    from jobs.history.render import restore_grid
+    from cli.present.history import restore_grid, restore_json
 
-    spark = spark_session(args)
-    plan = queries.restore(spark, archive_location(args), log_source(args), **_point(args))
+    plan = history_archive(args).restore(**_point(args))
     if not args.apply:
-        _print(args, restore_grid(plan), plan.offset, plan.to_json())
+        _print(args, restore_grid(plan), plan.offset, restore_json(plan))
         return 0
     with store_client(args) as client:
         applied = apply_plan(

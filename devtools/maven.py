@@ -221,7 +221,7 @@ def spark_connector_jars() -> list[Path]:
 
 
 SPARK_JARS_FILE = "spark-jars.txt"
-"""The jar list the jobs read in development (``jobs.session``: ``ACLSTORE_SPARK_JARS_FILE``'s
+"""The jar list the jobs read in development (``jobs.common.session``: ``ACLSTORE_SPARK_JARS_FILE``'s
 default is this file in the cache directory), so the product never imports this module."""
 
 

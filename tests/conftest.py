@@ -206,7 +206,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     tests); the jobs themselves, and ``bench/``, keep Spark's default.
     """
     from devtools.maven import write_spark_jars_file
-    from jobs.session import build_session
+    from jobs.common import build_session
 
     write_spark_jars_file()  # the list the jobs read in development (cached: no Maven run)
     session = build_session(

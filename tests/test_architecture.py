@@ -13,7 +13,14 @@ circle.
 * ``store`` (the model, the rules, the log, the fold) imports neither the replicas nor the jobs;
 * the API contract imports neither the server, the client nor the CLI, nor an HTTP library;
 * the server imports neither the client nor the CLI; the client and the shared properties
-  reader import no server; in the CLI only ``serve`` (the composition root) imports the server.
+  reader import no server; in the CLI only ``serve`` (the composition root) imports the server;
+* presentation lives with the command line: only ``cli.present`` imports matplotlib, and the
+  jobs import neither it nor anything of the CLI;
+* inside ``jobs``: ``jobs.common`` (session, log source, decoding, streaming) imports none of
+  the jobs; the history, the audit and the downgrade watch do not import each other, except
+  that a job may ask the history a question through its face (``jobs.history``, whose
+  :class:`~jobs.history.HistoryArchive` is the facade), never through its modules; the
+  history's reading side (``reading``, ``questions``) does not import its writer (``job``).
 
 Every import counts: at module level, inside functions, and under ``TYPE_CHECKING``.
 """
@@ -228,3 +235,52 @@ def test_the_checker_reports_a_forbidden_import_with_its_place(tmp_path: Path) -
         "store/x.py:1 imports devtools.maven"
     ]
     assert offences(tmp_path, "store", ("replicator",)) == []
+
+
+def _submodules(root: Path, package: str) -> tuple[str, ...]:
+    """The modules and subpackages of ``package`` (``jobs.history`` -> ``jobs.history.archive``...)."""
+    base = root / Path(*package.split("."))
+    names = {p.stem for p in base.glob("*.py") if p.stem != "__init__"}
+    names |= {p.name for p in base.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    return tuple(f"{package}.{name}" for name in sorted(names))
+
+
+def test_only_the_cli_presentation_draws_and_the_jobs_import_no_presentation() -> None:
+    for package in ("store", "replicator", "jobs", "schemas"):
+        _check(package, ("matplotlib",))
+    _check("jobs", ("cli", "matplotlib"))
+    outside = [
+        o for o in offences(ROOT, "cli", ("matplotlib",)) if not o.path.startswith("cli/present/")
+    ]
+    assert not outside, "\n".join(map(str, outside))
+    assert offences(ROOT, "cli.present", ("matplotlib",)), "no chart left in cli/present: update this test"
+
+
+def test_the_shared_job_code_imports_no_job() -> None:
+    _check("jobs.common", ("jobs.history", "jobs.audit", "jobs.downgrade", "jobs.access_diff"))
+
+
+def test_the_jobs_import_each_other_only_through_the_history_facade() -> None:
+    _check("jobs.history", ("jobs.audit", "jobs.downgrade", "jobs.access_diff"))
+    _check("jobs.downgrade", ("jobs.audit", "jobs.access_diff", *_submodules(ROOT, "jobs.history")))
+    _check("jobs.audit", ("jobs.downgrade", "jobs.access_diff", *_submodules(ROOT, "jobs.history")))
+    _check("jobs.access_diff", ("jobs.history", "jobs.audit", "jobs.downgrade"))
+
+
+def test_the_history_reading_side_imports_not_the_archive_writer() -> None:
+    for module in ("jobs.history.reading", "jobs.history.questions", "jobs.history.answers"):
+        _check(module, ("jobs.history.job", "jobs.history.archive"))
+
+
+def test_the_facade_check_tells_a_face_from_a_module(tmp_path: Path) -> None:
+    (tmp_path / "jobs" / "history").mkdir(parents=True)
+    (tmp_path / "jobs" / "history" / "__init__.py").write_text("from jobs.history.archive import A\n")
+    (tmp_path / "jobs" / "history" / "archive.py").write_text("A = 1\n")
+    (tmp_path / "jobs" / "audit").mkdir()
+    (tmp_path / "jobs" / "audit" / "ok.py").write_text("from jobs.history import A\n")
+    (tmp_path / "jobs" / "audit" / "bad.py").write_text("def f():\n    from jobs.history.archive import A\n")
+    found = offences(tmp_path, "jobs.audit", _submodules(tmp_path, "jobs.history"))
+    assert [str(o) for o in found] == [
+        "jobs/audit/bad.py:2 imports jobs.history.archive",
+        "jobs/audit/bad.py:2 imports jobs.history.archive.A",
+    ]

@@ -7,7 +7,7 @@ into each implementation of :class:`store.replay.AclReplay`:
 
 * the admin's state (:class:`store.projection.AclStoreState`),
 * the replica's index batch (:class:`replicator.index.IndexBatch`, committed to RocksDB),
-* the history's validity intervals, event by event (:class:`jobs.history.decode.ValidityFold`)
+* the history's validity intervals, event by event (:class:`jobs.history.validity.ValidityFold`)
   and over Arrow columns (:class:`jobs.history.intervals.OpenIntervals`),
 * the downgrade watch's live state (:class:`jobs.downgrade.watch.LiveState`).
 
@@ -25,10 +25,11 @@ from pathlib import Path
 
 import pytest
 
+from jobs.common.events import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
+from jobs.common.rows import BINDING_FIELDS
 from jobs.downgrade.watch import LiveState
-from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
-from jobs.history.decode import ValidityFold
-from jobs.history.intervals import BINDING_FIELDS, OpenIntervals
+from jobs.history.intervals import OpenIntervals
+from jobs.history.validity import ValidityFold
 from replicator.index import AclIndex
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType, parse_fields
 from store.codec import binding_key, config_key

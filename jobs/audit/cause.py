@@ -2,15 +2,16 @@
 
 A denial's audit event names the request (principal, host, operation, resource) and the
 change-log offset ``O`` the decision reflects.  The history answers *when* that request was
-ALLOWED (what ``history when`` answers, :func:`jobs.history.queries.access_intervals`:
-Kafka's decision rules, ``store.authorizer``, run over the archive's validity intervals and
-the log's tail); the cause is the event that closed the last ALLOWED interval at or before
-``O`` (a DENY added, the ALLOW deleted, ``super.users`` or ``allow.everyone.if.no.acl.found``
-altered, or an ACL that put the resource under ACLs).
+ALLOWED (the history's own question, ``history when``, asked of its facade:
+:meth:`jobs.history.HistoryArchive.when_each`: Kafka's decision rules, ``store.authorizer``,
+run over the archive's validity intervals and the log's tail); the cause is the event that
+closed the last ALLOWED interval at or before ``O`` (a DENY added, the ALLOW deleted,
+``super.users`` or ``allow.everyone.if.no.acl.found`` altered, or an ACL that put the
+resource under ACLs).
 
 :func:`cause_of` is the pure choice; :func:`denied_requests` selects the denials' requests from
-the decisions table (a DataFrame filter); :func:`causes` reads the history once for all of
-them (:func:`resource_intervals`, a join) and decides once per distinct request, however many
+the decisions table (a DataFrame filter); :func:`causes` asks the history once for all of
+them (one read of the archive, a join) and it decides once per distinct request, however many
 denials share it.
 """
 
@@ -21,25 +22,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.history.answers import HistoryEvent, Interval
-from jobs.history.archive import LogSource
-from jobs.history.decode import SETTING_KIND, Validity, fold_validity
-from jobs.history.render import Grid, cells, grid
-from jobs.history.tables import validity_of_row, validity_path
-from store.acl import (
-    AclBinding,
-    AclOperation,
-    PatternType,
-    ResourceType,
-    parse_fields,
-)
-from store.authorizer import Action
-from store.authorizer.applicable import applicable_patterns
-
-DENIAL_HEADER = (
-    "principal", "resourceType", "resourceName", "operation", "time", "rule", "aclOffset",
-    "cause", "causeOffset", "causeTime", "causeType", "causeChange", "causeActor",
-)  # fmt: skip
+from jobs.common.events import HistoryEvent
+from jobs.history import HistoryArchive, Interval
+from store.access_diff import Request
+from store.acl import AclOperation, PatternType, ResourceType
 
 
 class CauseStatus(enum.Enum):
@@ -77,9 +63,9 @@ class DeniedRequest:
             acl_offset=-1 if row["aclOffset"] is None else int(row["aclOffset"]),
         )
 
-    def question(self) -> tuple[str, str, AclOperation, ResourceType, str]:
+    def question(self) -> Request:
         """What the history is asked (every offset of one request shares one answer)."""
-        return self.principal, self.host, self.operation, self.resource_type, self.resource_name
+        return Request(self.principal, self.host, self.operation, self.resource_type, self.resource_name)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,14 +76,6 @@ class Cause:
     status: CauseStatus
     event: HistoryEvent | None = None
     allowed_by: HistoryEvent | None = None
-
-    def to_json(self) -> dict[str, Any] | None:
-        """The event as the history prints events, plus ``allowedFromOffset``; None if none."""
-        if self.event is None:
-            return None
-        doc = self.event.to_json()
-        doc["allowedFromOffset"] = None if self.allowed_by is None else self.allowed_by.offset
-        return doc
 
 
 def cause_of(intervals: Sequence[Interval], offset: int) -> Cause:
@@ -123,126 +101,30 @@ def denied_requests(decisions: Any, event_ids: Iterable[str]) -> dict[str, Denie
     return {row["id"]: DeniedRequest.of_row(row) for row in rows}
 
 
-Resource = tuple[ResourceType, str]
+def causes(history: HistoryArchive, requests: Iterable[DeniedRequest]) -> dict[DeniedRequest, Cause]:
+    """Each request's cause, from the ``history`` (its archive and its log).
 
-
-def resource_intervals(
-    spark: Any, location: str, source: LogSource | None, resources: Iterable[Resource]
-) -> tuple[dict[Resource, list[Validity]], int]:
-    """Per resource, the validity intervals that can decide about it (its bindings, literal,
-    ``*`` and prefixed, and the settings), brought to the log's end; and that end's offset.
-
-    One read of the archive for all ``resources``: the validity table semi-joined, on the
-    resource type, pattern type and name, with the patterns that can match each resource
-    (:func:`store.authorizer.applicable.applicable_patterns`, a broadcast equi-join on the
-    executors); then the log's tail, read once and folded on the driver.
+    The ALLOWED stretches of each distinct request come from one question to the history
+    (:meth:`~jobs.history.HistoryArchive.when_each`: what ``history when`` answers, Kafka's
+    decision rules after each change point, for every asked request at once) and the cause is
+    :func:`cause_of` them.
     """
-    from delta.tables import DeltaTable
-    from pyspark.sql import functions as f
-
-    from jobs.history.queries import applies_to, archived_end, read_tail
-
-    asked = sorted(set(resources))
-    found: dict[tuple[str, int], Validity] = {}
-    path = validity_path(location)
-    if asked and DeltaTable.isDeltaTable(spark, path):
-        table = spark.read.format("delta").load(path)
-        patterns = sorted({(t.name, pt.name, n) for t, name in asked for pt, n in applicable_patterns(name)})
-        wanted = spark.createDataFrame(patterns, "wantedType STRING, wantedPattern STRING, wantedName STRING")
-        on = (
-            (f.col("resourceType") == f.col("wantedType"))
-            & (f.col("patternType") == f.col("wantedPattern"))
-            & (f.col("name") == f.col("wantedName"))
-        )
-        bindings = table.join(f.broadcast(wanted), on, "left_semi")
-        rows = bindings.unionByName(table.filter(f.col("kind") == SETTING_KIND))
-        for row in rows.collect():
-            interval = validity_of_row(row)
-            key = (interval.id, interval.from_offset)
-            # An interval's closed row supersedes its open row (jobs.history.tables).
-            if interval.closed is not None or key not in found:
-                found[key] = interval
-    tail, offset = read_tail(source, archived_end(spark, location))
-    deciders = {resource: applies_to(*resource) for resource in asked}
-
-    def relevant(interval: Validity) -> bool:
-        return any(applies(interval) for applies in deciders.values())
-
-    still_open = {v.id: v for v in found.values() if v.closed is None}
-    changed, _ = fold_validity([e for e in tail if relevant(Validity(id="", opened=e))], still_open)
-    for interval in changed:
-        found[(interval.id, interval.from_offset)] = interval
-    return {r: [v for v in found.values() if applies(v)] for r, applies in deciders.items()}, offset
-
-
-def causes(
-    spark: Any, location: str, source: LogSource | None, requests: Iterable[DeniedRequest]
-) -> dict[DeniedRequest, Cause]:
-    """Each request's cause, from the archive at ``location`` and the log ``source``.
-
-    The intervals of every asked resource are read at once (:func:`resource_intervals`); the
-    ALLOWED stretches of each distinct request are then
-    :func:`jobs.history.queries.access_intervals` (what ``history when`` answers: Kafka's
-    decision rules after each change point) and the cause is :func:`cause_of` them.
-    """
-    from jobs.history.queries import access_intervals
-
     unique = list(dict.fromkeys(requests))
     literal = [r for r in unique if r.pattern_type is PatternType.LITERAL]
-    intervals, offset = resource_intervals(
-        spark, location, source, ((r.resource_type, r.resource_name) for r in literal)
-    )
+    allowed = history.when_each(r.question() for r in literal)
     found = {r: Cause(status=CauseStatus.BY_RESOURCE_TYPE) for r in unique if r not in literal}
-    allowed: dict[tuple[str, str, AclOperation, ResourceType, str], list[Interval]] = {}
     for request in literal:
-        key = request.question()
-        if key not in allowed:
-            allowed[key] = access_intervals(
-                intervals[(request.resource_type, request.resource_name)],
-                principal=request.principal, host=request.host,
-                action=Action(request.operation, request.resource_type, request.resource_name),
-            )  # fmt: skip
-        if offset < request.acl_offset:
+        answer = allowed[request.question()]
+        if answer.offset < request.acl_offset:
             found[request] = Cause(status=CauseStatus.BEYOND_HISTORY)
         else:
-            found[request] = cause_of(allowed[key], request.acl_offset)
+            found[request] = cause_of(answer.intervals, request.acl_offset)
     return found
 
 
-def explain(
-    spark: Any, location: str, source: LogSource | None, decisions: Any, denials: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The report's ``newDenials`` entries (each with its ``eventId``), each with ``cause``
-    (:meth:`Cause.to_json`) and ``causeStatus`` added."""
-    requests = denied_requests(decisions, (d["eventId"] for d in denials))
-    known = causes(spark, location, source, requests.values())
-    out = []
-    for denial in denials:
-        request = requests.get(denial["eventId"])
-        cause = None if request is None else known[request]
-        out.append({
-            **denial,
-            "cause": None if cause is None else cause.to_json(),
-            "causeStatus": None if cause is None else cause.status.name,
-        })  # fmt: skip
-    return out
-
-
-def denials_grid(denials: Sequence[dict[str, Any]]) -> Grid:
-    """The new denials with their causes (:func:`explain`'s entries) as a table: ``cause`` is
-    the status (FOUND, NEVER_ALLOWED...), then the causing change's offset, time, type, what it
-    changed (the binding, or ``name=value``) and actor."""
-    rows = []
-    for d in denials:
-        c = d.get("cause") or {}
-        change = c.get("binding"), c.get("config")
-        what = (
-            str(AclBinding.of(*parse_fields(change[0]))) if change[0] is not None
-            else f"{change[1]['name']}={change[1]['value']}" if change[1] is not None else None
-        )  # fmt: skip
-        rows.append(cells(
-            d["principal"], d["resourceType"], d["resourceName"], d["operation"], d["time"],
-            d["rule"], d["aclOffset"], d.get("causeStatus"), c.get("offset"), c.get("time"),
-            c.get("type"), what, c.get("actor"),
-        ))  # fmt: skip
-    return grid(DENIAL_HEADER, rows)
+def explain(history: HistoryArchive, decisions: Any, event_ids: Iterable[str]) -> dict[str, Cause]:
+    """The cause of each denial among the decisions table's events ``event_ids``, by event id
+    (an id the table does not hold has none)."""
+    requests = denied_requests(decisions, event_ids)
+    known = causes(history, requests.values())
+    return {event_id: known[request] for event_id, request in requests.items()}

@@ -1,8 +1,8 @@
 """The audit job: the audit log, streamed exactly once into Delta tables under one location.
 
 One Structured Streaming query reads the audit log (Spark's Kafka source for ``<topic>-audit``,
-the embedded-log source for ``<data dir>/audit``: the history archive's
-:class:`~jobs.history.archive.LogSource`), and :class:`AuditWriter` takes each micro-batch's
+the embedded-log source for ``<data dir>/audit``: the jobs' shared
+:class:`~jobs.common.source.LogSource`), and :class:`AuditWriter` takes each micro-batch's
 records to the driver once (``toArrow``), where :mod:`jobs.audit.transform` parses them into
 decisions, drops resent events and derives the rest.  Each micro-batch then writes four tables:
 
@@ -15,7 +15,7 @@ decisions, drops resent events and derives the rest.  Each micro-batch then writ
 * ``last_denied``: the last denial of each principal on each resource as it stood before a
   batch, overwritten every :data:`SNAPSHOT_EVERY` batches (the driver carries the current one).
 
-All of a batch's writes run at the same time (:func:`jobs.streaming.in_thread`); the batch
+All of a batch's writes run at the same time (:func:`jobs.common.streaming.in_thread`); the batch
 ends when all have ended, and fails with the first failure among them.  Each table keeps file
 statistics only of the columns its readers filter by (:data:`STATS_COLUMNS`).
 
@@ -32,7 +32,7 @@ idempotent-write pair (``txnAppId`` = this location's id, ``txnVersion`` = the b
 a batch replayed after a crash, however far it got, adds nothing twice.  What a batch is
 measured against is what stood before it, whatever of it was committed: the spools' numbers
 are saved beside the checkpoint once a batch's writes have committed
-(:class:`jobs.streaming.BatchStates`) and a replay starts from the ones saved before it; the
+(:class:`jobs.common.streaming.BatchStates`) and a replay starts from the ones saved before it; the
 last denials are the ``last_denied`` snapshot (never newer than the batch) and the denials in
 ``decisions`` after it and before the batch (:class:`AuditWriter`).  So a replay keeps the same
 events and finds the same new denials.  A checkpoint of the job before this one (which
@@ -60,8 +60,8 @@ from jobs.audit.transform import (
     new_denials,
     reached_in,
 )
-from jobs.history.archive import LogSource
-from jobs.streaming import (
+from jobs.common.source import LogSource
+from jobs.common.streaming import (
     BatchStates,
     Running,
     arrow_frame,

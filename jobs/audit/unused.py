@@ -13,21 +13,20 @@ emits the first ALLOWED decision of every binding in each usage period (an hour 
 least one event unless the window is shorter than a period, and a last use is exact to within
 a period.  The pure part is
 :func:`deciding_allows`, :func:`usage` and :func:`unused_grants` (DataFrames in and out); the
-live set comes from the history (:func:`live_grants`: the archive plus the log's tail).
+live set comes from the history (:func:`live_grants`: the archive plus the log's tail, asked
+through its facade, :class:`jobs.history.HistoryArchive`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any, Final
 
-from jobs.history.answers import HistoryEvent
-from jobs.history.archive import LogSource
-from jobs.history.render import Grid, cells, grid
-from jobs.history.timeparse import format_time
-from store.acl import AclBinding, AclPermissionType
+from jobs.common.events import HistoryEvent
+from jobs.history import HistoryArchive
+from store.acl import AclBinding, AclPermissionType, parse_fields
 
 BINDING_COLUMNS: Final = (
     "resourceType", "resourceName", "patternType", "principal", "host", "operation",
@@ -44,6 +43,19 @@ class LiveGrant:
 
     binding: AclBinding
     granted_by: HistoryEvent
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnusedGrant:
+    """A live ALLOW binding that decided nothing in the window: the offset, log time and actor
+    of the event that created it, and the last time it decided an ALLOWED request (UTC; None
+    if the audit log never names it)."""
+
+    binding: AclBinding
+    granted_offset: int
+    granted_ms: int
+    granted_by: str | None
+    last_used: datetime | None
 
 
 def deciding_allows(decisions: Any) -> Any:
@@ -80,11 +92,10 @@ def unused_grants(decisions: Any, live: Any, since_ms: int) -> Any:
     )
 
 
-def live_grants(spark: Any, location: str, source: LogSource | None) -> tuple[list[LiveGrant], int]:
-    """The ALLOW bindings live at the log's end, each with its creating event; and that offset."""
-    from jobs.history.queries import load_intervals
-
-    loaded = load_intervals(spark, location, source, live=True)
+def live_grants(history: HistoryArchive) -> tuple[list[LiveGrant], int]:
+    """The ALLOW bindings live at the log's end, each with its creating event; and that offset
+    (the history's intervals open now: :meth:`~jobs.history.HistoryArchive.intervals`)."""
+    loaded = history.intervals(live=True)
     grants = [
         LiveGrant(binding=v.binding, granted_by=v.opened)
         for v in loaded.intervals
@@ -101,36 +112,23 @@ def live_frame(spark: Any, grants: Sequence[LiveGrant]) -> Any:
     return spark.createDataFrame(rows, LIVE_SCHEMA)
 
 
-def unused_json(rows: Sequence[Any]) -> list[dict[str, Any]]:
-    """The report's ``unusedGrants`` entries, from :func:`unused_grants` rows (the binding as
-    the history prints one: its seven fields in Kafka's order)."""
+def unused_rows(rows: Sequence[Any]) -> list[UnusedGrant]:
+    """:func:`unused_grants` rows as values, in their order."""
     return [
-        {
-            "binding": [r[c] for c in BINDING_COLUMNS],
-            "grantedOffset": r["grantedOffset"],
-            "granted": format_time(r["grantedMs"]),
-            "grantedBy": r["grantedBy"],
-            "lastUsed": None
-            if r["lastUsed"] is None
-            else r["lastUsed"].astimezone(UTC).isoformat(timespec="microseconds"),
-        }
+        UnusedGrant(
+            binding=AclBinding.of(*parse_fields(tuple(r[c] for c in BINDING_COLUMNS))),
+            granted_offset=r["grantedOffset"],
+            granted_ms=r["grantedMs"],
+            granted_by=r["grantedBy"],
+            last_used=None if r["lastUsed"] is None else r["lastUsed"].astimezone(UTC),
+        )
         for r in rows
     ]
 
 
-def report_unused(
-    spark: Any, location: str, source: LogSource | None, decisions: Any, since_ms: int
-) -> list[dict[str, Any]]:
-    """The live grants (archive at ``location`` plus the log) unused since ``since_ms``."""
-    grants, _ = live_grants(spark, location, source)
+def report_unused(history: HistoryArchive, decisions: Any, since_ms: int) -> list[UnusedGrant]:
+    """The live grants (the ``history``: its archive plus its log) unused since ``since_ms``."""
+    grants, _ = live_grants(history)
     if not grants:
         return []
-    return unused_json(unused_grants(decisions, live_frame(spark, grants), since_ms).collect())
-
-
-def unused_grid(unused: Sequence[dict[str, Any]]) -> Grid:
-    """:func:`unused_json` entries as a table."""
-    header = (*BINDING_COLUMNS, "grantedOffset", "granted", "grantedBy", "lastUsed")
-    return grid(header, [
-        cells(*g["binding"], g["grantedOffset"], g["granted"], g["grantedBy"], g["lastUsed"]) for g in unused
-    ])  # fmt: skip
+    return unused_rows(unused_grants(decisions, live_frame(history.spark, grants), since_ms).collect())

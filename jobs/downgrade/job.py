@@ -1,9 +1,9 @@
 """The downgrade watch on Spark: a Structured Streaming query over the change log that keeps
 the live state and alerts when it becomes unsafe, or safe again, to downgrade to a format.
 
-The log is read as the history archive reads it (:meth:`jobs.history.archive.LogSource.stream`)
+The log is read as the history archive reads it (:meth:`jobs.common.source.LogSource.stream`)
 and each micro-batch is decoded as the archive decodes it
-(:func:`jobs.history.spark_decode.decode_records`: the common event by Spark's Avro reader, the
+(:func:`jobs.common.spark_decode.decode_records`: the common event by Spark's Avro reader, the
 rest by the one fold in Python), its rows brought to the driver.  The driver folds the batch's
 events into the live state (:class:`jobs.downgrade.watch.LiveState`), judges the state at the
 batch's end, and:
@@ -14,7 +14,7 @@ batch's end, and:
 * rewrites the Prometheus text file (``aclstore_downgrade_safe{to="N"}`` and friends) that
   node_exporter's textfile collector serves.
 
-Exactly once: both Delta writes carry Delta's idempotent-write pair (:mod:`jobs.streaming`),
+Exactly once: both Delta writes carry Delta's idempotent-write pair (:mod:`jobs.common.streaming`),
 the alert is written before the state, and the previous verdict is read from the alerts
 table, so a batch replayed after a crash (whatever it had written) adds no second alert.
 """
@@ -27,6 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from jobs.common.errors import JobError
+from jobs.common.events import SETTING_KIND, binding_identity, setting_identity
+from jobs.common.rows import event_of_row
+from jobs.common.source import DEFAULT_MAX_RECORDS_PER_BATCH, LogSource
+from jobs.common.spark_decode import decode_records
+from jobs.common.streaming import idempotent_merge, idempotent_write, run_micro_batches, table_app_id
+from jobs.common.worker import DECODED_ARROW_SCHEMA
 from jobs.downgrade.watch import (
     Alert,
     LiveState,
@@ -36,13 +43,6 @@ from jobs.downgrade.watch import (
     transition,
     unsafe_since,
 )
-from jobs.history.archive import DEFAULT_MAX_RECORDS_PER_BATCH, LogSource
-from jobs.history.decode import SETTING_KIND, binding_identity
-from jobs.history.errors import HistoryError
-from jobs.history.spark_decode import decode_records
-from jobs.history.tables import event_of_row
-from jobs.history.worker import DECODED_ARROW_SCHEMA
-from jobs.streaming import idempotent_merge, idempotent_write, run_micro_batches, table_app_id
 from store.access_diff import Request
 from store.acl import AclBinding, AclOperation, ResourceType, parse_fields
 
@@ -64,13 +64,13 @@ STATE_SCHEMA: Final = (
 )
 _OFFSET: Final = DECODED_ARROW_SCHEMA.get_field_index("offset")
 _ERROR: Final = DECODED_ARROW_SCHEMA.get_field_index("error")
-"""Where a decoded row (:data:`~jobs.history.worker.DECODED_ARROW_SCHEMA`) holds its offset and
+"""Where a decoded row (:data:`~jobs.common.worker.DECODED_ARROW_SCHEMA`) holds its offset and
 the fold's refusal."""
 _PROGRESS: Final = "progress"
 _BINDING: Final = "binding"
 
 
-class WatchStoppedError(HistoryError):
+class WatchStoppedError(JobError):
     """The watch met a record the fold refuses; the state before it is kept."""
 
 
@@ -205,7 +205,7 @@ class DowngradeWatch:
             if event.binding is not None:
                 touched[binding_identity(event.binding)] = event.binding
             elif event.config_name is not None:
-                touched[f"{SETTING_KIND}|{event.config_name}"] = event.config_name
+                touched[setting_identity(event.config_name)] = event.config_name
         if refused is not None:  # judge and keep the state just before the refused record
             end_offset, end_ms = int(refused[_OFFSET]) - 1, events[-1].time_ms if events else None
         else:

@@ -1,7 +1,7 @@
 """The downgrade watch's pure part: the live state, when to judge it, the verdict, the alerts.
 
 The live state (bindings and the settings that decide) is brought forward by the history
-archive's events (:class:`jobs.history.answers.HistoryEvent`, decoded through the one fold).
+archive's events (:class:`jobs.common.events.HistoryEvent`, decoded through the one fold).
 At the end of each micro-batch the watch asks :func:`store.downgrade.analyse_downgrade` (the
 gate's own analysis: :func:`store.access_diff.older_reader_state`, then the exact diff)
 whether a reader of event format ``version`` would allow anything the state denies.
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from jobs.history.answers import HistoryEvent
+from jobs.common.events import HistoryEvent
 from store.access_diff import Request
 from store.acl import WILDCARD_RESOURCE, AclBinding, PatternType, ResourceType
 from store.authorizer import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG

@@ -1,76 +1,22 @@
-"""The answers of the history questions: frozen values with their JSON documents (issue 10).
+"""The answers of the history questions: frozen values (issue 10).
 
-Pure, no Spark: the CLI renders these and the tests compare them with a replay.  Times are
-epoch milliseconds in the values and ISO-8601 UTC (plus the milliseconds) in JSON; a binding
-is the list of its seven Kafka fields, as in the conformance vectors.
+Pure, no Spark: the tests compare them with a replay, and the command line turns them into
+tables, CSV and JSON documents (:mod:`cli.present.history`).  Times are epoch milliseconds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
-from jobs.history.timeparse import format_time
+from jobs.common.events import HistoryEvent
+from jobs.history.validity import Validity
 from store.access_diff import AccessDiff
 from store.acl import AclBinding
-from store.fold import ChangeKind
-
-ACL_CREATED: Final = "ACL_CREATED"
-ACL_DELETED: Final = "ACL_DELETED"
-CONFIG_ALTERED: Final = "CONFIG_ALTERED"
-EVENT_TYPES: Final = (ACL_CREATED, ACL_DELETED, CONFIG_ALTERED)
-_KINDS: Final = {
-    ACL_CREATED: ChangeKind.CREATED, ACL_DELETED: ChangeKind.DELETED, CONFIG_ALTERED: ChangeKind.CONFIG,
-}  # fmt: skip
 
 EVERY_PRINCIPAL: Final = "User:*"
 """The principal of a :class:`WhoEntry` that stands for every principal."""
-
-
-def _time(ms: int | None) -> str | None:
-    return None if ms is None else format_time(ms)
-
-
-def binding_json(binding: AclBinding) -> list[str]:
-    """``[resourceType, name, patternType, principal, host, operation, permission]``."""
-    return list(binding.fields())
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HistoryEvent:
-    """One change of the log as archived: a binding created or deleted, or a setting altered.
-
-    A tombstone of a binding reads as ``ACL_DELETED`` and one of a setting as
-    ``CONFIG_ALTERED`` with ``config_value`` None (back to its default), without actor.
-    An archived form of a folded record (:class:`store.replay.Folded`): the history's
-    states are told about it through :func:`store.replay.replay`, and keep it as the
-    position of what it changed.
-    """
-
-    offset: int
-    time_ms: int
-    type: str
-    binding: AclBinding | None = None
-    config_name: str | None = None
-    config_value: str | None = None
-    actor: str | None = None
-    request_id: str | None = None
-
-    @property
-    def kind(self) -> ChangeKind:
-        """What the event changes, as the fold names it (:class:`store.fold.ChangeKind`)."""
-        return _KINDS[self.type]
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"offset": self.offset, "time": _time(self.time_ms), "type": self.type}
-        if self.binding is not None:
-            doc["binding"] = binding_json(self.binding)
-        else:
-            doc["config"] = {"name": self.config_name, "value": self.config_value}
-        doc["actor"] = self.actor
-        doc["requestId"] = self.request_id
-        return doc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,10 +25,6 @@ class EventsAnswer:
 
     events: tuple[HistoryEvent, ...]
     offset: int
-
-    def to_json(self) -> list[dict[str, Any]]:
-        """Issue 10's plain list of events (the offset it reflects is not part of it)."""
-        return [e.to_json() for e in self.events]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,14 +40,6 @@ class Snapshot:
     bindings: tuple[AclBinding, ...]
     settings: Mapping[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "offset": self.offset,
-            "time": _time(self.time_ms),
-            "bindings": [binding_json(b) for b in sorted(self.bindings)],
-            "settings": dict(sorted(self.settings.items())),
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WhoEntry:
@@ -119,13 +53,6 @@ class WhoEntry:
     principal: str
     deciding: str
     binding: AclBinding | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "principal": self.principal,
-            "deciding": self.deciding,
-            "binding": None if self.binding is None else binding_json(self.binding),
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,16 +71,6 @@ class WhoAnswer:
     super_users: tuple[str, ...]
     everyone: bool
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "offset": self.offset,
-            "time": _time(self.time_ms),
-            "everyone": self.everyone,
-            "allowed": [e.to_json() for e in self.allowed],
-            "denied": [e.to_json() for e in self.denied],
-            "superUsers": list(self.super_users),
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Interval:
@@ -171,16 +88,6 @@ class Interval:
     opened_by: HistoryEvent | None = None
     closed_by: HistoryEvent | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "fromOffset": self.from_offset,
-            "toOffset": self.to_offset,
-            "from": _time(self.from_ms),
-            "to": _time(self.to_ms),
-            "openedBy": None if self.opened_by is None else self.opened_by.to_json(),
-            "closedBy": None if self.closed_by is None else self.closed_by.to_json(),
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WhenAnswer:
@@ -188,9 +95,6 @@ class WhenAnswer:
 
     intervals: tuple[Interval, ...]
     offset: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"intervals": [i.to_json() for i in self.intervals], "offset": self.offset}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,15 +114,6 @@ class DiffAnswer:
     def offset(self) -> int:
         return self.to_offset
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "fromOffset": self.from_offset,
-            "toOffset": self.to_offset,
-            "added": [binding_json(b) for b in sorted(self.added)],
-            "removed": [binding_json(b) for b in sorted(self.removed)],
-            "settings": [{"name": n, "old": o, "new": v} for n, o, v in self.settings_changed],
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AccessChange:
@@ -226,8 +121,7 @@ class AccessChange:
     the bindings and settings, and the requests whose decision it changed
     (:func:`store.access_diff.access_diff` on the two states), each set with a witness.
 
-    Its JSON (``history diff --access``) is the diff's with ``widened`` and ``narrowed``
-    added, rendered as ``downgrade-check`` renders them.
+    ``history diff --access`` shows it as ``downgrade-check`` shows an access diff.
     """
 
     diff: DiffAnswer
@@ -250,11 +144,11 @@ class RestorePlan:
     deletes: tuple[AclBinding, ...]
     settings: tuple[tuple[str, str | None], ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "atOffset": self.at_offset,
-            "offset": self.offset,
-            "deletes": [binding_json(b) for b in sorted(self.deletes)],
-            "creates": [binding_json(b) for b in sorted(self.creates)],
-            "settings": dict(self.settings),
-        }
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Intervals:
+    """The validity intervals (each binding live, or each setting at a value, over a stretch of
+    the log) brought to log offset ``offset``: what the questions are answered from."""
+
+    intervals: tuple[Validity, ...]
+    offset: int

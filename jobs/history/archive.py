@@ -1,272 +1,305 @@
-"""The archive job: the change log, streamed into the history and validity Delta tables.
+"""The history archive as one handle: :class:`HistoryArchive`, in the shape of Delta's
+``DeltaTable.forPath(spark, path)``.
 
-One Structured Streaming query reads the log (Spark's Kafka source for a cluster's topic,
-:mod:`jobs.history.sqlite_source` for the embedded log).  Each micro-batch is read once by
-the executors and its decoded rows come to the driver as Arrow columns
-(:func:`jobs.history.spark_decode.decode_records`: the common event by Spark's Avro reader,
-every other record by the one fold in Python).  The log is one partition, a total order, and
-the validity intervals are its sequential fold: the driver folds the batch's columns whole
-against the intervals still open and builds the intervals' rows with vectorised Arrow
-operations (:func:`jobs.history.intervals.fold_batch`), while Spark appends the events to ``events``;
-then Spark appends the intervals' rows to ``validity``, whose closed rows supersede the open
-rows of the same intervals (:mod:`jobs.history.tables`): two appends, no MERGE, no join.
-
-Exactly once: the query's checkpoint fixes each batch's offsets, and both Delta writes carry
-Delta's idempotent-write pair (``txnAppId`` = this archive's id, ``txnVersion`` = the batch
-id), so a batch replayed after a crash (even a SIGKILL between the two writes) commits each
-table at most once.  A record the fold refuses stops the job: the events before it in its
-batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names its offset.
+The handle carries the session, the archive's location and the log it archives; the questions
+are its methods, each answered from the archive's tables plus the tail of the log the archive
+has not reached yet, and each saying the log offset it reflects (:mod:`jobs.history.reading`
+reads, :mod:`jobs.history.questions` answers).  :meth:`HistoryArchive.update` runs the archive
+job itself (:mod:`jobs.history.job`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Final
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from jobs.history.answers import HistoryEvent
-from jobs.history.decode import history_event
-from jobs.history.errors import ArchiveStoppedError
-from jobs.history.intervals import OPEN_ARROW_SCHEMA, OPEN_COLUMNS, OpenIntervals
-from jobs.history.spark_decode import decode_records
-from jobs.history.tables import (
-    EVENTS_DIR,
-    EVENTS_PARTITIONING,
-    EVENTS_SCHEMA,
-    VALIDITY_DIR,
-    VALIDITY_PARTITIONING,
-    VALIDITY_SCHEMA,
-    events_path,
-    open_rows,
-    table_properties,
-    validity_path,
+from jobs.common.source import LogSource
+from jobs.history.answers import (
+    AccessChange,
+    DiffAnswer,
+    EventsAnswer,
+    Intervals,
+    RestorePlan,
+    Snapshot,
+    WhenAnswer,
+    WhoAnswer,
 )
-from jobs.streaming import arrow_frame, idempotent_write, in_thread, run_micro_batches, table_app_id, wait_all
-from store.codec import RecordDecodeError
-from store.log.base import ChangeLog
-from store.log.client_properties import KafkaClientProperties
-
-DEFAULT_MAX_RECORDS_PER_BATCH: Final = 200_000
-"""Records per micro-batch, at most, of a streaming job over the ACL log (the downgrade watch)."""
-ARCHIVE_MAX_RECORDS_PER_BATCH: Final = 1_000_000
-"""The archive's: each batch costs a fixed part (two Delta commits, a Spark job per table, the
-query's own bookkeeping) besides its rows, so a backlog drains faster in larger batches
-(``python -m bench history``).  A batch's rows pass through the driver (:class:`Archiver`) as
-Arrow columns, with as much again for their validity rows, which the local sessions' 2 GB
-driver (:mod:`jobs.session`) holds."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LogSource:
-    """Which log to read: partition 0 of a Kafka topic, or an embedded log's data directory.
-
-    ``client`` is how a Kafka log's clients connect (SASL, TLS: ``--log-config``), for Spark's
-    Kafka source and for the reader of the tail alike; none: PLAINTEXT."""
-
-    bootstrap_servers: str | None = None
-    topic: str | None = None
-    data_dir: Path | None = None
-    client: KafkaClientProperties | None = None
-
-    @classmethod
-    def kafka(
-        cls, bootstrap_servers: str, topic: str, client: KafkaClientProperties | None = None
-    ) -> LogSource:
-        return cls(bootstrap_servers=bootstrap_servers, topic=topic, client=client)
-
-    @classmethod
-    def embedded(cls, data_dir: Path | str) -> LogSource:
-        return cls(data_dir=Path(data_dir))
-
-    def __post_init__(self) -> None:
-        if (self.data_dir is None) == (self.bootstrap_servers is None):
-            raise ValueError("a LogSource is either Kafka (bootstrap servers and topic) or embedded")
-        if self.client is not None and self.data_dir is not None:
-            raise ValueError("Kafka client properties configure a Kafka log, not an embedded one")
-
-    def open_log(self) -> ChangeLog:
-        """The log itself, for reading the tail the archive has not reached."""
-        if self.data_dir is not None:
-            from store.log.embedded import EmbeddedChangeLog
-
-            return EmbeddedChangeLog(self.data_dir)
-        from store.log.kafka import KafkaChangeLog
-
-        assert self.bootstrap_servers is not None and self.topic is not None
-        return KafkaChangeLog(
-            self.bootstrap_servers, self.topic, create_topic=False, client=self.client
-        )
-
-    def stream(self, spark: Any, max_records_per_batch: int) -> Any:
-        """A streaming DataFrame of ``key, value, offset, timestampMs`` records."""
-        if self.data_dir is not None:
-            from jobs.history.sqlite_source import register
-
-            register(spark)
-            return (
-                spark.readStream.format("aclstore_embedded_log")
-                .option("path", str(self.data_dir))
-                .option("maxRecordsPerBatch", str(max_records_per_batch))
-                .option("minPartitions", str(spark.sparkContext.defaultParallelism))
-                .load()
-            )
-        return (
-            spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", self.bootstrap_servers)
-            .options(**(self.client.spark_kafka_options() if self.client else {}))
-            .option("assign", f'{{"{self.topic}":[0]}}')
-            .option("startingOffsets", "earliest")
-            .option("maxOffsetsPerTrigger", str(max_records_per_batch))
-            # One topic partition would be one task: split it so every core decodes.
-            .option("minPartitions", str(spark.sparkContext.defaultParallelism))
-            .load()
-            .selectExpr("key", "value", "offset", "unix_millis(timestamp) AS timestampMs")
-        )
+from jobs.history.errors import NoHistoryError
+from jobs.history.job import ARCHIVE_MAX_RECORDS_PER_BATCH, run_archive
+from jobs.history.questions import (
+    access_change_of,
+    access_intervals,
+    applies_to,
+    diff_of,
+    overlaps,
+    restore_plan,
+    state_at,
+    who_at,
+)
+from jobs.history.reading import ArchiveReader, resource_filter
+from jobs.history.validity import Validity
+from store.access_diff import Request
+from store.acl import AclOperation, ResourceType
+from store.authorizer import Action
+from store.principal import KafkaPrincipal
 
 
-def archive_id(location: str) -> str:
-    """The Delta ``txnAppId`` of the archive at ``location`` (stable across restarts)."""
-    return table_app_id("history", location)
+class HistoryArchive:
+    """The archive under one location (its ``events`` and ``validity`` Delta tables) and the
+    log it archives.
 
+    Times are epoch milliseconds; a point is a time (``at_ms``: the last change at or before
+    it), a log offset, or, with neither, now.  A time before the first change held raises
+    :class:`~jobs.history.errors.BeforeHistoryError`.
 
-def ensure_tables(spark: Any, location: str) -> bool:
-    """Create both tables (empty, partitioned) if they are not there yet; True when neither
-    was (a new archive, with no interval open)."""
-    from delta.tables import DeltaTable
+    Example::
 
-    paths = (events_path(location), validity_path(location))
-    fresh = not any(DeltaTable.isDeltaTable(spark, path) for path in paths)
-    for table, path, schema, parts in (
-        (EVENTS_DIR, paths[0], EVENTS_SCHEMA, EVENTS_PARTITIONING),
-        (VALIDITY_DIR, paths[1], VALIDITY_SCHEMA, VALIDITY_PARTITIONING),
-    ):
-        empty = spark.createDataFrame([], schema)
-        create = DeltaTable.createIfNotExists(spark).location(path).addColumns(empty.schema)
-        create = create.partitionedBy(*parts)
-        for key, value in table_properties(table).items():
-            create = create.property(key, value)
-        create.execute()
-    return fresh
-
-
-def stop_message(offset: int, refusal: str) -> str:
-    """Why the archive stopped: the fold's ``refusal`` of the record at ``offset``."""
-    return (
-        f"the archive stopped at offset {offset}: {refusal}; everything before it is archived. "
-        "Fix or skip that record in the log, then run the archive again"
-    )
-
-
-def decode_batch(rows: Sequence[Any]) -> tuple[list[HistoryEvent], ArchiveStoppedError | None]:
-    """The events of ``(key, value, offset, timestampMs)`` rows in offset order, up to the
-    first record the fold refuses (returned as the error that stops the archive)."""
-    events: list[HistoryEvent] = []
-    for key, value, offset, timestamp_ms in rows:
-        try:
-            event = history_event(key, value, offset, timestamp_ms)
-        except RecordDecodeError as exc:
-            return events, ArchiveStoppedError(stop_message(offset, str(exc)), offset=offset)
-        if event is not None:
-            events.append(event)
-    return events, None
-
-
-class Archiver:
-    """Writes a run's micro-batches, keeping the intervals open between them.
-
-    A batch is read once (:func:`~jobs.history.spark_decode.decode_records`) into Arrow
-    columns on the driver, which are both tables' source: Spark appends them to ``events``
-    while the driver folds them into the ``validity`` rows.
-
-    The intervals open between batches are carried on the driver
-    (:class:`~jobs.history.intervals.OpenIntervals`: their opening halves, about one row per
-    live binding and setting), read from ``validity`` at
-    the run's first batch unless the archive is new.  ``reflected`` is the last offset the
-    validity table holds a change of when they are read: a batch replayed after a crash
-    (its writes then skipped by Delta's idempotent-write pair) folds only the events after
-    it, so the carried intervals never count an event twice.
+        archive = HistoryArchive.for_path(spark, "/data/history", source=LogSource.embedded("/data/log"))
+        archive.update("/data/history/_checkpoint", once=True)
+        archive.who(resource_type=ResourceType.TOPIC, resource_name="orders",
+                    operation=AclOperation.READ, host="10.0.0.1", at_ms=1_763_906_400_000)
     """
 
-    def __init__(self, spark: Any, location: str, *, fresh: bool = False) -> None:
-        self.spark = spark
-        self.location = location
-        self.app_id = archive_id(location)
-        self.carried: OpenIntervals | None = OpenIntervals() if fresh else None
-        self.reflected = -1
+    def __init__(self, reader: ArchiveReader) -> None:
+        self._reader = reader
 
-    def __call__(self, batch: Any, batch_id: int) -> None:
-        """Decode one micro-batch and write it; raise ArchiveStoppedError (after writing what
-        precedes it) when the batch holds a record the fold refuses."""
-        import pyarrow.compute as pc
+    @classmethod
+    def for_path(cls, spark: Any, location: str, *, source: LogSource | None = None) -> HistoryArchive:
+        """The archive at ``location`` (any Hadoop-compatible URI), read with ``spark``, of the
+        log ``source`` (None: the archive alone, without the tail it has not reached).
 
-        decoded = decode_records(batch)
-        stop: ArchiveStoppedError | None = None
-        refused = decoded.filter(pc.is_valid(decoded.column("error")))
-        if refused.num_rows:
-            first = refused.slice(0, 1).to_pylist()[0]
-            at = int(first["offset"])
-            stop = ArchiveStoppedError(stop_message(at, first["error"]), offset=at)
-            decoded = decoded.filter(pc.less(decoded.column("offset"), at))
-        self.write(decoded.drop_columns(["error"]), batch_id)
-        if stop is not None:
-            raise stop
+        Example::
 
-    def write(self, events: Any, batch_id: int) -> None:
-        """Append ``events`` (Arrow, the events table's columns, in offset order) to ``events``
-        and the intervals they open and close to ``validity``, each table at most once per
-        ``batch_id``.
-
-        The two appends are independent commits (each carries the batch's idempotent-write
-        pair, and a replay folds only what ``validity`` does not reflect yet), so they run at
-        the same time; the driver folds the intervals while the events are written.
+            archive = HistoryArchive.for_path(spark, "s3a://bucket/history",
+                                              source=LogSource.kafka("kafka:9092", "aclstore-acls"))
         """
-        import pyarrow.compute as pc
+        return cls(ArchiveReader(spark, location, source))
 
-        frame = arrow_frame(self.spark, events)
-        events_written = in_thread(self.append, frame, events.num_rows, events_path(self.location), batch_id)
-        try:
-            if self.carried is None:
-                self.carried, self.reflected = read_open_intervals(self.spark, self.location)
-            unreflected = events.filter(pc.greater(events.column("offset"), self.reflected))
-            rows = self.carried.fold(unreflected)
-            if rows.num_rows:
-                validity = arrow_frame(self.spark, rows)
-                self.append(validity, rows.num_rows, validity_path(self.location), batch_id)
-        finally:
-            wait_all([events_written])
+    @property
+    def spark(self) -> Any:
+        return self._reader.spark
 
-    def append(self, rows: Any, count: int, path: str, batch_id: int) -> None:
-        """Append ``rows`` (``count`` of them) to the Delta table at ``path``."""
-        if count:
-            idempotent_write(rows, path, self.app_id, batch_id)
+    @property
+    def location(self) -> str:
+        return self._reader.location
 
+    @property
+    def source(self) -> LogSource | None:
+        return self._reader.source
 
-def read_open_intervals(spark: Any, location: str) -> tuple[OpenIntervals, int]:
-    """The intervals ``validity`` holds open, and the last offset it holds a change of."""
-    from pyspark.sql import functions as f
+    # --- the archive job ----------------------------------------------------------------------
 
-    table = spark.read.format("delta").load(validity_path(location))
-    reflected = table.agg(f.greatest(f.max("fromOffset"), f.max("toOffset"))).collect()[0][0]
-    if reflected is None:  # a new archive
-        return OpenIntervals(), -1
-    rows = open_rows(table).select(*OPEN_COLUMNS).toArrow().cast(OPEN_ARROW_SCHEMA).sort_by("fromOffset")
-    return OpenIntervals(rows), int(reflected)
+    def update(
+        self, checkpoint: str, *, once: bool, max_records_per_batch: int = ARCHIVE_MAX_RECORDS_PER_BATCH
+    ) -> None:
+        """Copy the log into the archive: until stopped, or (``once``) until the log's end as
+        the job starts.  Raises :class:`~jobs.history.errors.ArchiveStoppedError` on a record
+        the fold refuses (everything before it is archived).
 
+        Example::
 
-def run_archive(
-    spark: Any,
-    source: LogSource,
-    location: str,
-    checkpoint: str,
-    *,
-    once: bool,
-    max_records_per_batch: int = ARCHIVE_MAX_RECORDS_PER_BATCH,
-) -> None:
-    """Archive ``source`` into ``location``: until stopped, or (``once``) until the log's end
-    as the job starts (trigger ``availableNow``).  Raises ArchiveStoppedError on a bad record."""
-    archiver = Archiver(spark, location, fresh=ensure_tables(spark, location))
-    run_micro_batches(
-        source.stream(spark, max_records_per_batch), archiver,
-        checkpoint=checkpoint, name="aclstore_history_archive", once=once,
-    )  # fmt: skip
+            archive.update("/data/history/_checkpoint", once=True)
+        """
+        if self.source is None:
+            raise ValueError("the archive job reads a log: give the archive a source")
+        run_archive(self.spark, self.source, self.location, checkpoint, once=once,
+                    max_records_per_batch=max_records_per_batch)  # fmt: skip
+
+    # --- the questions -----------------------------------------------------------------------
+
+    def events(self, *, from_ms: int | None = None, to_ms: int | None = None) -> EventsAnswer:
+        """Every change with log time in ``[from_ms, to_ms]`` (both optional), oldest first.
+
+        Example::
+
+            archive.events(from_ms=1_763_906_400_000).events[0].actor   # 'User:admin'
+        """
+        found, offset = self._reader.events(from_ms, to_ms)
+        return EventsAnswer(events=tuple(found), offset=offset)
+
+    def snapshot(self, *, at_ms: int | None = None, offset: int | None = None) -> Snapshot:
+        """The live bindings and settings at ``offset``, at time ``at_ms``, or now.
+
+        Example::
+
+            archive.snapshot(offset=7).bindings   # (AclBinding(...), ...)
+        """
+        point = self._reader.resolve(at_ms, offset)
+        loaded = self._reader.intervals(live=True, at=point.at, reading=point.reading, state_only=True)
+        at = loaded.offset if point.at is None else point.at
+        bindings, settings = state_at(loaded.intervals, at)
+        return Snapshot(
+            offset=at,
+            time_ms=self._reader.time_at(loaded.tail, at) if point.time_ms is None else point.time_ms,
+            bindings=tuple(sorted(bindings)),
+            settings=settings,
+        )
+
+    def who(
+        self,
+        *,
+        resource_type: ResourceType,
+        resource_name: str,
+        operation: AclOperation,
+        host: str,
+        at_ms: int | None = None,
+        offset: int | None = None,
+    ) -> WhoAnswer:
+        """Who could do ``operation`` on ``resource_type:resource_name`` from ``host`` then
+        (Kafka's decision rules on the live set at that point).
+
+        Example::
+
+            who = archive.who(resource_type=ResourceType.TOPIC, resource_name="orders",
+                              operation=AclOperation.READ, host="10.0.0.1", offset=7)
+            [e.principal for e in who.allowed]   # ['User:alice', 'User:bob']
+        """
+        point = self._reader.resolve(at_ms, offset)
+        loaded = self._reader.intervals(
+            scope=resource_filter(resource_type, resource_name), live=True, at=point.at,
+            relevant=applies_to(resource_type, resource_name), reading=point.reading, state_only=True,
+        )  # fmt: skip
+        at = loaded.offset if point.at is None else point.at
+        bindings, settings = state_at(loaded.intervals, at)
+        return who_at(
+            bindings, settings, resource_type=resource_type, resource_name=resource_name,
+            operation=operation, host=host, offset=at,
+            time_ms=self._reader.time_at(loaded.tail, at) if point.time_ms is None else point.time_ms,
+        )  # fmt: skip
+
+    def when(
+        self,
+        *,
+        principal: KafkaPrincipal | str,
+        host: str,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        resource_name: str,
+        from_ms: int | None = None,
+        to_ms: int | None = None,
+    ) -> WhenAnswer:
+        """The intervals in which ``principal`` could do ``operation`` on the resource from
+        ``host``, overlapping ``[from_ms, to_ms]``, with the events that opened and closed them.
+
+        The decision rules run at the change points of the requester's own bindings, the
+        settings and the stretches in which any other binding applies to the resource
+        (:meth:`~jobs.history.reading.ArchiveReader.requester_intervals`).
+
+        Example::
+
+            when = archive.when(principal="User:bob", host="10.0.0.1", operation=AclOperation.READ,
+                                resource_type=ResourceType.TOPIC, resource_name="orders")
+            [(i.from_offset, i.to_offset) for i in when.intervals]   # [(0, 4)]
+        """
+        text = str(principal)
+        read = self._reader.requester_intervals(
+            principal=text, host=host, resource_type=resource_type, resource_name=resource_name
+        )
+        action = Action(operation, resource_type, resource_name)
+        found = access_intervals(read.own, principal=text, host=host, action=action, presence=read.presence)
+        shown = tuple(i for i in found if overlaps(i, from_ms, to_ms))
+        return WhenAnswer(intervals=shown, offset=read.offset)
+
+    def when_each(self, requests: Iterable[Request]) -> dict[Request, WhenAnswer]:
+        """:meth:`when` over the whole history for many requests at once: one read of the
+        archive for all their resources and one of the log's tail, then the decision rules
+        once per distinct request.  Every answer reflects the same offset.
+
+        Example::
+
+            answers = archive.when_each([Request("User:bob", "10.0.0.1", AclOperation.READ,
+                                                 ResourceType.TOPIC, "orders")])
+        """
+        unique = list(dict.fromkeys(requests))
+        resources = ((r.resource_type, r.resource_name) for r in unique)
+        by_resource, offset = self._reader.resource_intervals(resources)
+
+        def answer(r: Request) -> WhenAnswer:
+            action = Action(r.operation, r.resource_type, r.resource_name)
+            intervals = by_resource[(r.resource_type, r.resource_name)]
+            found = access_intervals(intervals, principal=r.principal, host=r.host, action=action)
+            return WhenAnswer(intervals=tuple(found), offset=offset)
+
+        return {r: answer(r) for r in unique}
+
+    def diff(
+        self,
+        *,
+        from_ms: int | None = None,
+        to_ms: int | None = None,
+        from_offset: int | None = None,
+        to_offset: int | None = None,
+    ) -> DiffAnswer:
+        """The bindings and settings added and removed between two points (the first defaults
+        to before the first record, the second to now).
+
+        Example::
+
+            archive.diff(from_ms=1_763_906_400_000, to_ms=1_763_910_000_000).added
+        """
+        return diff_of(*self._between(from_ms, to_ms, from_offset, to_offset))
+
+    def access_change(
+        self,
+        *,
+        from_ms: int | None = None,
+        to_ms: int | None = None,
+        from_offset: int | None = None,
+        to_offset: int | None = None,
+    ) -> AccessChange:
+        """:meth:`diff`, and the access it changed: every request whose decision differs
+        between the two points, as the one access-diff engine (:mod:`store.access_diff`)
+        finds it.
+
+        Example::
+
+            archive.access_change(from_offset=3, to_offset=9).access.widened
+        """
+        return access_change_of(*self._between(from_ms, to_ms, from_offset, to_offset))
+
+    def restore(self, *, at_ms: int | None = None, offset: int | None = None) -> RestorePlan:
+        """The deletes, creates and settings that make the live set now what it was at the
+        given point (a plan: nothing is written).
+
+        Example::
+
+            plan = archive.restore(offset=7)
+            plan.deletes, plan.creates, plan.settings
+        """
+        point = self._reader.resolve(at_ms, offset)
+        if point.at is None:
+            raise NoHistoryError("restore needs a point to go back to: give a time or an offset")
+        loaded = self._reader.intervals(reading=point.reading)
+        return restore_plan(loaded.intervals, point.at, loaded.offset)
+
+    def offset_at(self, at_ms: int) -> int:
+        """The last offset whose log time is at or before ``at_ms``.
+
+        Example::
+
+            archive.offset_at(1_763_906_400_000)   # 7
+        """
+        at = self._reader.resolve(at_ms, None).at
+        assert at is not None
+        return at
+
+    def intervals(self, *, live: bool = False) -> Intervals:
+        """The validity intervals themselves (what the questions are answered from), each
+        binding's and setting's, brought to the log's end; ``live``: only those open now.
+
+        Example::
+
+            grants = [v.binding for v in archive.intervals(live=True).intervals if v.binding]
+        """
+        loaded = self._reader.intervals(live=live)
+        return Intervals(intervals=loaded.intervals, offset=loaded.offset)
+
+    def _between(
+        self, from_ms: int | None, to_ms: int | None, from_offset: int | None, to_offset: int | None
+    ) -> tuple[Sequence[Validity], int, int]:
+        """The intervals and the two offsets a question about two points reads (the second
+        defaults to the log's end, the first to before the first record)."""
+        start = self._reader.resolve(from_ms, from_offset).at
+        end = self._reader.resolve(to_ms, to_offset)
+        loaded = self._reader.intervals(reading=end.reading)
+        return loaded.intervals, -1 if start is None else start, loaded.offset if end.at is None else end.at

@@ -1,11 +1,11 @@
-"""The history package's errors: one root, under the store's root so the CLI reports them."""
+"""The history package's errors: one root, under the jobs' root so the CLI reports them."""
 
 from __future__ import annotations
 
-from store.errors import StoreError
+from jobs.common.errors import JobError
 
 
-class HistoryError(StoreError):
+class HistoryError(JobError):
     """Root of the errors of :mod:`jobs.history`."""
 
 
@@ -16,6 +16,15 @@ class ArchiveStoppedError(HistoryError):
     def __init__(self, message: str, *, offset: int) -> None:
         super().__init__(message)
         self.offset = offset
+
+    @classmethod
+    def at(cls, offset: int, refusal: str) -> ArchiveStoppedError:
+        """The archive stopped by the fold's ``refusal`` of the record at ``offset``."""
+        return cls(
+            f"the archive stopped at offset {offset}: {refusal}; everything before it is archived. "
+            "Fix or skip that record in the log, then run the archive again",
+            offset=offset,
+        )
 
 
 class BeforeHistoryError(HistoryError):

@@ -2,7 +2,7 @@
 
 A micro-batch comes from one partition of the log, in offset order, and the validity
 intervals are its sequential fold, against the intervals still open before it.  The driver
-folds the batch's columns whole (:func:`jobs.history.decode.fold_codes`: the ids numbered by
+folds the batch's columns whole (:func:`jobs.history.validity.fold_codes`: the ids numbered by
 one dictionary encoding, each id's events in log order by a stable sort, no Python object per
 row) and names each interval the batch opens or closes by two rows: the one that opened it
 (of the carried intervals or the batch) and the batch's event that closed it (none while
@@ -29,13 +29,18 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
-from jobs.history.decode import BINDING_KIND, NO_OPENER, SETTING_KIND, fold_codes, kind_codes
+from jobs.common.events import (
+    ACL_CREATED,
+    ACL_DELETED,
+    BINDING_KIND,
+    CONFIG_ALTERED,
+    SETTING_KIND,
+    HistoryEvent,
+)
+from jobs.common.rows import BINDING_FIELDS
+from jobs.history.validity import NO_OPENER, fold_codes, kind_codes
 from store.acl import AclBinding
 
-BINDING_FIELDS: Final = (
-    "resourceType", "name", "patternType", "principal", "host", "operation", "permission",
-)  # fmt: skip
 OPEN_COLUMNS: Final = (
     "id", "kind", *BINDING_FIELDS, "configName", "configValue",
     "fromOffset", "fromMs", "fromActor", "fromRequestId",
@@ -58,7 +63,7 @@ VALIDITY_ARROW_SCHEMA: Final = pa.schema(
 """:data:`jobs.history.tables.VALIDITY_SCHEMA` in Arrow's types."""
 def identity() -> Any:
     """Each event's ``id`` as a Spark column: ``binding|<the seven fields>`` or
-    ``setting|<name>`` (:func:`jobs.history.decode.identity`, in Spark)."""
+    ``setting|<name>`` (:func:`jobs.common.events.identity`, in Spark)."""
     from pyspark.sql import functions as f
 
     fields = f.concat_ws("\x1f", *(f.col(name) for name in BINDING_FIELDS))
@@ -68,7 +73,7 @@ def identity() -> Any:
 
 
 def ids(batch: pa.Table) -> pa.Array:
-    """Each event's ``id`` (:func:`jobs.history.decode.identity`, over Arrow columns)."""
+    """Each event's ``id`` (:func:`jobs.common.events.identity`, over Arrow columns)."""
     fields = pc.binary_join_element_wise(*(batch.column(name) for name in BINDING_FIELDS), "\x1f")
     setting = pc.binary_join_element_wise(SETTING_KIND, batch.column("configName"), "|")
     binding = pc.binary_join_element_wise(BINDING_KIND, fields, "|")
@@ -94,7 +99,7 @@ def openings(batch: pa.Table, id_column: pa.Array) -> pa.Table:
 
 
 def kinds_of(batch: pa.Table) -> npt.NDArray[np.int8]:
-    """Each event's kind for :func:`~jobs.history.decode.fold_codes`."""
+    """Each event's kind for :func:`~jobs.history.validity.fold_codes`."""
     kind = batch.column("type")
     return kind_codes(
         pc.equal(kind, ACL_DELETED).to_numpy(zero_copy_only=False),

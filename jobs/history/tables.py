@@ -12,35 +12,34 @@
   reads the same.
 
 A location may be any Hadoop-compatible URI (``file:``, ``hdfs:``, ``s3a:``...).  Rows are
-plain tuples in schema order, built and read here only.
+plain tuples in schema order: an event's as every job decodes it (:mod:`jobs.common.rows`),
+an interval's built and read here only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, Final
 
-from jobs.history.answers import ACL_DELETED, CONFIG_ALTERED, HistoryEvent
-from jobs.history.decode import BINDING_KIND, SETTING_KIND, Validity
+from jobs.common.events import (
+    ACL_CREATED,
+    ACL_DELETED,
+    BINDING_KIND,
+    CONFIG_ALTERED,
+    SETTING_KIND,
+    HistoryEvent,
+)
+from jobs.common.rows import BINDING_COLUMNS, binding_at, binding_fields
 from jobs.history.intervals import identity
-from store.acl import AclBinding, parse_fields
+from jobs.history.validity import Validity
 
 EVENTS_DIR: Final = "events"
 VALIDITY_DIR: Final = "validity"
 
-_BINDING_COLUMNS: Final = (
-    "resourceType STRING, name STRING, patternType STRING, principal STRING, host STRING, "
-    "operation STRING, permission STRING"
-)
-EVENTS_SCHEMA: Final = (
-    f"offset BIGINT, timeMs BIGINT, day STRING, type STRING, {_BINDING_COLUMNS}, "
-    "configName STRING, configValue STRING, actor STRING, requestId STRING"
-)
 EVENTS_PARTITIONING: Final = ("day",)
 
 VALIDITY_SCHEMA: Final = (
-    f"id STRING, kind STRING, {_BINDING_COLUMNS}, configName STRING, configValue STRING, "
+    f"id STRING, kind STRING, {BINDING_COLUMNS}, configName STRING, configValue STRING, "
     "fromOffset BIGINT, fromMs BIGINT, fromActor STRING, fromRequestId STRING, "
     "toOffset BIGINT, toMs BIGINT, toActor STRING, toRequestId STRING, toConfigValue STRING"
 )
@@ -83,53 +82,12 @@ def validity_path(location: str) -> str:
     return f"{location.rstrip('/')}/{VALIDITY_DIR}"
 
 
-def day_of(time_ms: int) -> str:
-    return datetime.fromtimestamp(time_ms / 1000, UTC).strftime("%Y-%m-%d")
-
-
-def _fields(binding: AclBinding | None) -> tuple[str | None, ...]:
-    return (None,) * 7 if binding is None else binding.fields()
-
-
-def _binding(row: Sequence[Any], start: int) -> AclBinding | None:
-    fields = row[start : start + 7]
-    return None if fields[0] is None else AclBinding.of(*parse_fields(fields))
-
-
-def event_row(event: HistoryEvent) -> tuple[Any, ...]:
-    return (
-        event.offset,
-        event.time_ms,
-        day_of(event.time_ms),
-        event.type,
-        *_fields(event.binding),
-        event.config_name,
-        event.config_value,
-        event.actor,
-        event.request_id,
-    )
-
-
-def event_of_row(row: Sequence[Any]) -> HistoryEvent:
-    """The inverse of :func:`event_row` (a Spark ``Row`` in schema order works too)."""
-    return HistoryEvent(
-        offset=row[0],
-        time_ms=row[1],
-        type=row[3],
-        binding=_binding(row, 4),
-        config_name=row[11],
-        config_value=row[12],
-        actor=row[13],
-        request_id=row[14],
-    )
-
-
 def validity_row(interval: Validity) -> tuple[Any, ...]:
     opened, closed = interval.opened, interval.closed
     return (
         interval.id,
         BINDING_KIND if opened.binding is not None else SETTING_KIND,
-        *_fields(opened.binding),
+        *binding_fields(opened.binding),
         opened.config_name,
         opened.config_value,
         opened.offset,
@@ -146,11 +104,11 @@ def validity_row(interval: Validity) -> tuple[Any, ...]:
 
 def validity_of_row(row: Sequence[Any]) -> Validity:
     """The inverse of :func:`validity_row`."""
-    binding = _binding(row, 2)
+    binding = binding_at(row, 2)
     opened = HistoryEvent(
         offset=row[11],
         time_ms=row[12],
-        type="ACL_CREATED" if binding is not None else CONFIG_ALTERED,
+        type=ACL_CREATED if binding is not None else CONFIG_ALTERED,
         binding=binding,
         config_name=row[9],
         config_value=row[10],

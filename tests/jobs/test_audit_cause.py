@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 
+from cli.present.audit import cause_json
 from jobs.audit.cause import Cause, CauseStatus, DeniedRequest, cause_of, causes
-from jobs.history.answers import HistoryEvent, Interval
-from jobs.history.archive import LogSource, run_archive
+from jobs.common import LogSource
+from jobs.common.events import HistoryEvent
+from jobs.history import HistoryArchive, Interval
+from jobs.history.job import run_archive
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action
 from store.authorizer.config import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG
@@ -96,7 +99,7 @@ def test_the_cause_is_the_change_that_closed_the_last_allowed_stretch(spark: Any
             resource_name="*", pattern_type=PatternType.ANY, acl_offset=10,
         ),
     }
-    found = causes(spark, location, source, asked.values())
+    found = causes(HistoryArchive.for_path(spark, location, source=source), asked.values())
     got = {what: _summary(found[r]) for what, r in asked.items()}
     mallory = ("User:mallory", "ACL_CREATED")
     assert got == {
@@ -116,11 +119,11 @@ def test_the_cause_is_the_change_that_closed_the_last_allowed_stretch(spark: Any
     assert (erin.event.config_name, erin.event.config_value) == (SUPER_USERS_CONFIG, None)
     checked = ("bob after the prefixed DENY", "erin after super.users changed", "hal after fresh got an ACL")
     for what in checked:
-        cause = found[asked[what]].to_json()
+        cause = cause_json(found[asked[what]])
         assert cause is not None
         assert cause["time"] == _iso(times[cause["offset"]]), what
         assert cause["requestId"] == f"r{cause['offset']}"
-    assert found[asked["zed, never allowed"]].to_json() is None
+    assert cause_json(found[asked["zed, never allowed"]]) is None
 
 
 def _summary(cause: Cause) -> tuple[Any, ...]:
@@ -192,7 +195,7 @@ def test_causes_over_a_random_history_match_the_replay(spark: Any, tmp_path: Pat
                       pattern_type=LITERAL, acl_offset=o)
         for p in (*NAMED, "User:zed") for h in REQUEST_HOSTS for t, n in RESOURCES for o in (150, 320, 399)
     ]  # fmt: skip
-    found = causes(spark, location, source, asked)
+    found = causes(HistoryArchive.for_path(spark, location, source=source), asked)
     statuses = set()
     for r in asked:
         action = Action(READ, r.resource_type, r.resource_name)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from jobs.audit.job import decisions_path, minute_counts, run_audit, table_path
-from jobs.history.archive import LogSource
+from jobs.common import LogSource
 from replicator.server.audit import AuditEmitter, AuditSettings
 from store.acl import AclOperation, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
@@ -183,11 +183,14 @@ def test_audit_run_and_report_through_the_cli(
                             "resourceType,resourceName,denials,offset\r\nTOPIC,orders,2,5\r\n"]
 
     from jobs.audit.job import decisions_path as path
-    from jobs.audit.report import report_json
+    from jobs.audit.report import audit_report
+    from jobs.audit.unused import UnusedGrant
+    from store.acl import AclBinding, AclPermissionType, PatternType
 
     table_df = spark.read.format("delta").load(path(str(data_dir / "audit-table")))
-    grants = [{"binding": {"principal": "User:bob"}, "lastUsed": None}]
-    assert report_json(table_df, t0, unused_grants=grants)["unusedGrants"] == grants
+    bob = AclBinding.of(TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", READ, AclPermissionType.ALLOW)
+    grants = (UnusedGrant(binding=bob, granted_offset=0, granted_ms=0, granted_by=None, last_used=None),)
+    assert audit_report(table_df, t0, unused_grants=grants).unused_grants == grants
 
 
 def test_late_events_count_and_resends_of_any_age_do_not_across_a_restart(
@@ -281,7 +284,7 @@ def test_a_checkpoint_of_the_job_before_resumes_where_it_stopped(spark: Any, tmp
     """A checkpoint whose query deduplicated with Spark's state (as the job before this one
     did) read the first 3 records; the job sets that state aside and goes on from record 3."""
     from jobs.audit.job import RETIRED_STATE
-    from jobs.streaming import run_micro_batches
+    from jobs.common.streaming import run_micro_batches
 
     spool, t0 = "00000000000000dd", 1_700_000_040_000
     log_dir, location, checkpoint = tmp_path / "audit", str(tmp_path / "table"), tmp_path / "cp"
@@ -351,7 +354,7 @@ def test_a_failing_write_fails_the_batch_after_the_others_end(spark: Any, tmp_pa
 
     from jobs.audit.job import SEQUENCES, AuditWriter, ensure_tables
     from jobs.audit.transform import DECISION_ARROW_SCHEMA
-    from jobs.streaming import BatchStates
+    from jobs.common.streaming import BatchStates
 
     location = str(tmp_path / "table")
     ensure_tables(spark, location)

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import cli
-from jobs.history.archive import LogSource, run_archive
+from jobs.common import LogSource
+from jobs.history.job import run_archive
 from replicator.contract.audit_event import audit_event, encode_audit_event
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
@@ -82,7 +83,7 @@ def test_report_names_causes_unused_grants_and_draws_the_denials(
     report = json.loads(capsys.readouterr().out)
     assert report["totals"] == {"ALLOWED": 1, "DENIED": 3}
     got = [(d["principal"], d["eventId"], d["causeStatus"], d["cause"]) for d in report["newDenials"]]
-    from jobs.history.timeparse import format_time
+    from cli.present.timeparse import format_time
 
     bob_cause = {
         "offset": 2, "time": format_time(change_times[2]), "type": "ACL_CREATED",

@@ -9,9 +9,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from cli.present.audit import unused_json
 from jobs.audit.transform import decision_rows
-from jobs.audit.unused import LiveGrant, live_frame, unused_grants, unused_json
-from jobs.history.answers import HistoryEvent
+from jobs.audit.unused import LiveGrant, live_frame, unused_grants, unused_rows
+from jobs.common.events import HistoryEvent
 from replicator.contract.audit_event import audit_event, encode_audit_event
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
@@ -68,7 +69,7 @@ def test_live_allows_that_decided_nothing_in_the_window(spark: Any) -> None:
                                                      binding=b, actor="User:admin"))
         for i, b in enumerate(LIVE)
     ]  # fmt: skip
-    got = unused_json(unused_grants(table, live_frame(spark, grants), T0).collect())
+    got = unused_json(unused_rows(unused_grants(table, live_frame(spark, grants), T0).collect()))
     carol_last = datetime.fromtimestamp((T0 - 2 * DAY) / 1000, UTC).isoformat(timespec="microseconds")
     assert [(g["binding"], g["grantedOffset"], g["grantedBy"], g["lastUsed"]) for g in got] == [
         (list(DAVE_FROM_ONE_HOST.fields()), 3, "User:admin", None),  # never used: first
@@ -77,5 +78,5 @@ def test_live_allows_that_decided_nothing_in_the_window(spark: Any) -> None:
     assert got[0]["granted"] == "2023-08-16T22:13:20.003Z"  # T0 - 90 days + 3 ms, by hand
 
     # A window starting after every decision: every live ALLOW is unused, DENY never listed.
-    later = unused_json(unused_grants(table, live_frame(spark, grants), T0 + DAY).collect())
+    later = unused_json(unused_rows(unused_grants(table, live_frame(spark, grants), T0 + DAY).collect()))
     assert [g["binding"][3] for g in later] == ["User:dave", "User:carol", "User:bob", "User:*"]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import cli
+from jobs.common.events import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
 from jobs.downgrade.watch import (
     TO_SAFE,
     TO_UNSAFE,
@@ -24,7 +25,6 @@ from jobs.downgrade.watch import (
     transition,
     unsafe_since,
 )
-from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.authorizer import Action, AuthorizerConfig, InMemoryAclIndex, authorize
 
@@ -236,8 +236,8 @@ def test_a_record_the_fold_refuses_stops_the_watch_typed_with_the_verdict_before
 ) -> None:
     """The watch decodes as the archive does: the common events on Spark's Avro reader, a
     corrupt record left to the fold, which refuses it; the verdict is the one just before it."""
+    from jobs.common import LogSource
     from jobs.downgrade.job import DowngradeWatch, WatchStoppedError, run_watch
-    from jobs.history.archive import LogSource
     from store.admin import AclAdmin
     from store.codec import AvroEventCodec, binding_key
     from store.events import AclCreated

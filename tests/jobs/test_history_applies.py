@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from jobs.history.answers import ACL_CREATED, HistoryEvent
-from jobs.history.decode import Validity, binding_identity
-from jobs.history.queries import applies_to
+from jobs.common.events import ACL_CREATED, HistoryEvent, binding_identity
+from jobs.history.questions import applies_to
+from jobs.history.validity import Validity
 from store.acl import (
     AclBinding,
     AclOperation,

@@ -20,9 +20,11 @@ from typing import Any
 
 import pytest
 
-from jobs.history import queries
-from jobs.history.archive import LogSource, run_archive
+from jobs.common import LogSource
+from jobs.history import HistoryArchive
 from jobs.history.errors import ArchiveStoppedError
+from jobs.history.job import run_archive
+from jobs.history.questions import access_intervals, applies_to, state_at
 from jobs.history.tables import events_path
 from store.authorizer import Action
 from store.codec import binding_key
@@ -87,14 +89,14 @@ def test_snapshots_at_offsets_and_times_match_the_replay(
 ) -> None:
     source, location, states = history
     for state in (states[0], states[700], states[ARCHIVED - 1], states[ARCHIVED + 60], states[-1]):
-        answer = queries.snapshot(spark, location, source, offset=state.offset)
+        answer = HistoryArchive.for_path(spark, location, source=source).snapshot(offset=state.offset)
         assert set(answer.bindings) == state.bindings, state.offset
         assert dict(answer.settings) == dict(state.settings), state.offset
-    now = queries.snapshot(spark, location, source)
+    now = HistoryArchive.for_path(spark, location, source=source).snapshot()
     assert now.offset == states[-1].offset and set(now.bindings) == states[-1].bindings
     # Each record's log time is at or after the previous one's: the last offset at a record's
     # time is the last record written in that millisecond.
-    at_time = queries.snapshot(spark, location, source, at_ms=now.time_ms)
+    at_time = HistoryArchive.for_path(spark, location, source=source).snapshot(at_ms=now.time_ms)
     assert at_time.offset == states[-1].offset
 
 
@@ -102,17 +104,17 @@ def test_every_access_interval_matches_the_replay_at_every_change_point(
     spark: Any, history: tuple[LogSource, str, list[State]]
 ) -> None:
     source, location, states = history
-    loaded = queries.load_intervals(spark, location, source)
+    loaded = HistoryArchive.for_path(spark, location, source=source).intervals()
     assert loaded.offset == states[-1].offset
     checked = 0
     for resource_type, name in RESOURCES:
-        relevant = [v for v in loaded.intervals if queries.applies_to(resource_type, name)(v)]
+        relevant = [v for v in loaded.intervals if applies_to(resource_type, name)(v)]
         for operation in ASKED:
             action = Action(operation, resource_type, name)
             for principal in NAMED:
                 for host in REQUEST_HOSTS:
                     expected = allowed_intervals(states, principal, host, action)
-                    got = queries.access_intervals(relevant, principal=principal, host=host, action=action)
+                    got = access_intervals(relevant, principal=principal, host=host, action=action)
                     assert [(i.from_offset, i.to_offset) for i in got] == expected, (
                         principal, host, operation, resource_type, name,
                     )  # fmt: skip
@@ -124,11 +126,11 @@ def test_when_through_spark_reads_only_what_applies_and_matches_the_replay(
     spark: Any, history: tuple[LogSource, str, list[State]]
 ) -> None:
     source, location, states = history
-    logged = {e.offset: e for e in queries.load_events(spark, location, source, None, None)[0]}
+    logged = {e.offset: e for e in HistoryArchive.for_path(spark, location, source=source).events().events}
     for principal, (resource_type, name) in (("User:bob", RESOURCES[0]), ("User:alice", RESOURCES[3])):
         action = Action(ASKED[0], resource_type, name)
-        answer = queries.when(
-            spark, location, source, principal=principal, host=REQUEST_HOSTS[0], operation=ASKED[0],
+        answer = HistoryArchive.for_path(spark, location, source=source).when(
+            principal=principal, host=REQUEST_HOSTS[0], operation=ASKED[0],
             resource_type=resource_type, resource_name=name,
         )  # fmt: skip
         expected = allowed_intervals(states, principal, REQUEST_HOSTS[0], action)
@@ -148,8 +150,8 @@ def test_who_names_exactly_the_principals_the_rules_allow(
     for state in (states[400], states[ARCHIVED - 1], states[-1], rng.choice(states)):
         for resource_type, name in RESOURCES[:2]:
             operation = rng.choice(ASKED)
-            answer = queries.who(
-                spark, location, source, resource_type=resource_type, resource_name=name,
+            answer = HistoryArchive.for_path(spark, location, source=source).who(
+                resource_type=resource_type, resource_name=name,
                 operation=operation, host=REQUEST_HOSTS[1], offset=state.offset,
             )  # fmt: skip
             action = Action(operation, resource_type, name)
@@ -170,14 +172,15 @@ def test_diff_restore_and_events_match_the_replay(
 ) -> None:
     source, location, states = history
     then, now = states[300], states[-1]
-    changed = queries.diff(spark, location, source, from_offset=then.offset, to_offset=now.offset)
+    archive = HistoryArchive.for_path(spark, location, source=source)
+    changed = archive.diff(from_offset=then.offset, to_offset=now.offset)
     assert set(changed.added) == now.bindings - then.bindings
     assert set(changed.removed) == then.bindings - now.bindings
-    plan = queries.restore(spark, location, source, offset=then.offset)
+    plan = HistoryArchive.for_path(spark, location, source=source).restore(offset=then.offset)
     assert set(plan.creates) == then.bindings - now.bindings
     assert set(plan.deletes) == now.bindings - then.bindings
     assert plan.offset == now.offset
-    every = queries.events(spark, location, source)
+    every = HistoryArchive.for_path(spark, location, source=source).events()
     assert [e.offset for e in every.events] == [s.offset for s in states]
     assert every.offset == now.offset
 
@@ -201,8 +204,9 @@ def test_a_corrupt_record_stops_the_archive_at_its_offset(
 
 _ARCHIVE_SCRIPT = """
 import sys
-from jobs.session import build_session
-from jobs.history.archive import LogSource, run_archive
+from jobs.common.session import build_session
+from jobs.common import LogSource
+from jobs.history.job import run_archive
 spark = build_session("archive-killed")
 run_archive(spark, LogSource.kafka(sys.argv[1], sys.argv[2]), sys.argv[3], sys.argv[4],
             once=True, max_records_per_batch=150)
@@ -239,9 +243,9 @@ def test_an_archive_killed_mid_batch_resumes_without_duplicates_or_gaps(
                 max_records_per_batch=150)  # fmt: skip
     assert archived_offsets(spark, location) == list(range(len(records)))
     states = list(replay(records))
-    loaded = queries.load_intervals(spark, location, None)
+    loaded = HistoryArchive.for_path(spark, location, source=None).intervals()
     for state in [*states[::150], states[-1]]:
-        bindings, settings = queries.state_at(loaded.intervals, state.offset)
+        bindings, settings = state_at(loaded.intervals, state.offset)
         assert bindings == state.bindings and settings == dict(state.settings)
 
 
@@ -271,7 +275,7 @@ def test_after_compaction_the_archive_still_holds_every_event(
     assert archived[: len(records)] == list(range(len(records)))
     assert set(in_log) <= set(archived)  # and it took what the log still holds since
     states = list(replay(records))
-    answer = queries.snapshot(spark, location, None, offset=len(records) - 1)
+    answer = HistoryArchive.for_path(spark, location, source=None).snapshot(offset=len(records) - 1)
     assert set(answer.bindings) == states[-1].bindings
 
 

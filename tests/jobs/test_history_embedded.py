@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from jobs.history import queries
-from jobs.history.archive import LogSource, run_archive
+from jobs.common import LogSource
+from jobs.history import HistoryArchive
+from jobs.history.job import run_archive
+from jobs.history.questions import access_intervals, applies_to
 from jobs.history.tables import events_path
 from store.authorizer import Action
 from store.log.embedded import EmbeddedChangeLog
@@ -39,15 +41,15 @@ def test_the_embedded_log_is_archived_and_answered_like_the_replay(spark: Any, t
     rows = spark.read.format("delta").load(events_path(location)).select("offset").collect()
     assert sorted(r[0] for r in rows) == list(range(archived))
     states = list(replay(records))
-    now = queries.snapshot(spark, location, source)
+    now = HistoryArchive.for_path(spark, location, source=source).snapshot()
     assert now.offset == len(records) - 1
     assert set(now.bindings) == states[-1].bindings and dict(now.settings) == dict(states[-1].settings)
-    loaded = queries.load_intervals(spark, location, source)
+    loaded = HistoryArchive.for_path(spark, location, source=source).intervals()
     for resource_type, name in RESOURCES[:2]:
-        relevant = [v for v in loaded.intervals if queries.applies_to(resource_type, name)(v)]
+        relevant = [v for v in loaded.intervals if applies_to(resource_type, name)(v)]
         for principal in NAMED[:3]:
             action = Action(ASKED[0], resource_type, name)
-            got = queries.access_intervals(
+            got = access_intervals(
                 relevant, principal=principal, host=REQUEST_HOSTS[0], action=action
             )
             expected = allowed_intervals(states, principal, REQUEST_HOSTS[0], action)

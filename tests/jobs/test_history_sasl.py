@@ -18,8 +18,8 @@ import pytest
 
 import cli
 from devtools.kafka_process import INTER_BROKER_USER, LocalKafka
-from jobs.history import queries
-from jobs.history.archive import LogSource
+from jobs.common import LogSource
+from jobs.history import HistoryArchive
 from jobs.history.tables import events_path
 from replicator.properties import read_properties
 from store.log.client_properties import KafkaClientProperties
@@ -69,7 +69,7 @@ def test_archive_and_tail_read_a_sasl_broker_with_the_log_config(
     assert sorted(r[0] for r in rows) == list(range(archived))
     states = list(replay(records))
     source = LogSource.kafka(sasl_broker.bootstrap_servers, topic, client=client)
-    now = queries.snapshot(spark, location, source)  # the archive plus the tail, read with SASL
+    now = HistoryArchive.for_path(spark, location, source=source).snapshot()  # archive + tail, with SASL
     assert now.offset == len(records) - 1
     assert set(now.bindings) == states[-1].bindings
     assert dict(now.settings) == dict(states[-1].settings)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jobs.history.queries import live_filter
+from jobs.history.reading import live_filter
 from jobs.history.tables import VALIDITY_SCHEMA, current_rows, open_rows
 
 pytestmark = [pytest.mark.spark]
@@ -63,7 +63,7 @@ def test_open_rows_are_the_intervals_no_closed_row_supersedes(spark: Any) -> Non
 def test_a_new_archive_keeps_statistics_of_the_columns_questions_filter_by(spark: Any, tmp_path: Any) -> None:
     from delta.tables import DeltaTable
 
-    from jobs.history.archive import ensure_tables
+    from jobs.history.job import ensure_tables
     from jobs.history.tables import events_path, validity_path
 
     location = str(tmp_path / "archive")
@@ -84,8 +84,9 @@ def test_the_archive_writes_its_distinct_strings_plain_and_the_repeated_ones_in_
     column it is not told to write plain."""
     import pyarrow.parquet as pq
 
-    from jobs.history.archive import ensure_tables
-    from jobs.history.tables import EVENTS_DIR, EVENTS_SCHEMA, PLAIN_COLUMNS, events_path
+    from jobs.common.rows import EVENTS_SCHEMA
+    from jobs.history.job import ensure_tables
+    from jobs.history.tables import EVENTS_DIR, PLAIN_COLUMNS, events_path
 
     location = str(tmp_path / "archive")
     ensure_tables(spark, location)
@@ -106,7 +107,7 @@ def test_the_archive_writes_its_distinct_strings_plain_and_the_repeated_ones_in_
 def test_current_rows_for_the_state_alone_read_the_same_intervals_and_name_them_alike(spark: Any) -> None:
     """``state_only`` leaves the ids and the events' details unread: the same intervals come
     back, each with the id the fold gives it (decode.identity), worked out again in Spark."""
-    from jobs.history.decode import identity
+    from jobs.common.events import identity
     from jobs.history.tables import validity_of_row
 
     table = spark.createDataFrame(ROWS, VALIDITY_SCHEMA)

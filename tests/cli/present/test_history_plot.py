@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from matplotlib.patches import Rectangle
 
-from jobs.history.plot import BAR_GID, PlotError, Series, draw, save_png
+from cli.present.history_plot import BAR_GID, PlotError, Series, draw, save_png
 
 pytestmark = pytest.mark.unit
 

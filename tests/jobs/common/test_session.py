@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.session import JARS_ENV, JARS_FILE_ENV, SessionSetupError, session_jars
+from jobs.common.session import JARS_ENV, JARS_FILE_ENV, SessionSetupError, session_jars
 
 
 def test_jars_already_given_to_the_cluster_are_not_added_again() -> None:
@@ -51,7 +51,7 @@ def test_a_local_session_has_room_for_compiled_code_in_a_long_run(spark: object)
 
 @pytest.mark.unit
 def test_a_streaming_job_compiles_for_a_long_run_and_a_question_for_a_short_one() -> None:
-    from jobs.session import session_settings
+    from jobs.common.session import session_settings
 
     option = "spark.driver.extraJavaOptions"
     question = session_settings("local[2]")[option].split()

@@ -1,8 +1,8 @@
 """The fold's fast path in Spark against the one fold in the Python workers, on real Spark.
 
-Every record goes through both: :func:`jobs.history.spark_decode.decode_records` (Spark's Avro
+Every record goes through both: :func:`jobs.common.spark_decode.decode_records` (Spark's Avro
 reader for the common event, the fold in Python for the rest: on the driver or in the workers)
-and :func:`jobs.history.worker.decode_rows`
+and :func:`jobs.common.worker.decode_rows`
 (the workers' reading of every record, itself tested against ``history_event``).  The rows must
 be equal, the common events must take the fast path, and each record the fast path must leave
 alone (it would read it differently, or it is refused) must be left to the fold.
@@ -17,7 +17,7 @@ import pytest
 from fastavro import parse_schema, schemaless_writer
 
 import schemas
-from jobs.history.worker import decode_rows
+from jobs.common.worker import decode_rows
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.codec import AvroEventCodec, JsonEventCodec, binding_key
 from store.codec.avro_codec import HEADER_SIZE
@@ -68,7 +68,7 @@ Rows = list[tuple[Any, ...]]
 def both_paths(spark: Any, records: list[Row], driver_decodes_up_to: int) -> tuple[Rows, Rows, set[int]]:
     """The rows of ``records`` through decode_records and through decode_rows, and the offsets
     the fast path read."""
-    from jobs.history.spark_decode import decode_records, read_fast
+    from jobs.common.spark_decode import decode_records, read_fast
 
     frame = spark.createDataFrame(records, RECORDS_SCHEMA)
     table = decode_records(frame, driver_decodes_up_to=driver_decodes_up_to)

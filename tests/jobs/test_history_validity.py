@@ -1,17 +1,15 @@
-"""Records to history events and events to validity intervals, with hand-worked values."""
+"""History events to validity intervals, with hand-worked values."""
 
 from __future__ import annotations
 
 import itertools
 
-import pytest
-
-from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent, Interval, WhenAnswer
-from jobs.history.decode import Validity, fold_validity, history_event
-from jobs.history.tables import event_of_row, event_row, validity_of_row, validity_row
+from jobs.common.decode import history_event
+from jobs.common.events import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
+from jobs.common.rows import event_of_row, event_row
+from jobs.history.tables import validity_of_row, validity_row
+from jobs.history.validity import Validity, fold_validity
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
-from store.codec import AvroEventCodec, RecordDecodeError, binding_key, config_key
-from store.events import AclCreated
 
 READ_ORDERS = AclBinding.of(
     ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", AclOperation.READ,
@@ -23,25 +21,6 @@ def created(offset: int) -> HistoryEvent:
     return HistoryEvent(
         offset=offset, time_ms=1000 + offset, type=ACL_CREATED, binding=READ_ORDERS, actor="a"
     )
-
-
-def test_records_read_as_events_through_the_fold() -> None:
-    value = AvroEventCodec().encode(
-        AclCreated(binding=READ_ORDERS, actor="User:admin", request_id="r1", time_ms=5)
-    )
-    event = history_event(binding_key(READ_ORDERS), value, 7, 1234)
-    assert event == HistoryEvent(
-        offset=7, time_ms=1234, type=ACL_CREATED, binding=READ_ORDERS, actor="User:admin", request_id="r1"
-    )
-    assert history_event(binding_key(READ_ORDERS), None, 8, 1235) == HistoryEvent(
-        offset=8, time_ms=1235, type=ACL_DELETED, binding=READ_ORDERS
-    )
-    reset = history_event(config_key("super.users"), None, 9, 1236)
-    assert reset is not None and (reset.type, reset.config_name, reset.config_value) == (
-        CONFIG_ALTERED, "super.users", None,
-    )  # fmt: skip
-    with pytest.raises(RecordDecodeError, match="offset 10"):
-        history_event(binding_key(READ_ORDERS), b"\xc3\x01garbage", 10, 1237)
 
 
 def test_intervals_open_and_close_as_the_live_set_does() -> None:
@@ -83,7 +62,7 @@ def test_the_columnar_fold_opens_and_closes_what_a_walk_over_the_live_set_does()
     settings (to a value or back to the default), the live set carried from batch to batch."""
     import random
 
-    from jobs.history.decode import fold_positions
+    from jobs.history.validity import fold_positions
 
     rng = random.Random(7)
     for _ in range(400):
@@ -113,41 +92,8 @@ def test_rows_round_trip() -> None:
     assert validity_of_row(validity_row(interval)) == interval
 
 
-def test_when_json_has_the_issue_shape() -> None:
-    answer = WhenAnswer(
-        intervals=(Interval(from_offset=1, to_offset=None, from_ms=0, to_ms=None, opened_by=created(1)),),
-        offset=4,
-    )
-    doc = answer.to_json()
-    assert doc["offset"] == 4
-    [interval] = doc["intervals"]
-    assert (interval["fromOffset"], interval["toOffset"], interval["from"], interval["to"]) == (
-        1, None, "1970-01-01T00:00:00.000Z", None,
-    )  # fmt: skip
-    assert interval["openedBy"]["binding"] == ["TOPIC", "orders", "LITERAL", "User:bob", "*", "READ", "ALLOW"]
-
-
-def test_the_workers_rows_equal_the_folds_events_and_stop_at_a_refused_record() -> None:
-    """The workers' fast path against the one fold (``history_event``) on every record of a
-    random history in both encodings (tombstones and settings included), then a corrupt one."""
-    from jobs.history.worker import decode_rows
-    from tests.jobs.history_support import random_history
-
-    records = [(r.key, r.value, i, 1_700_000_000_000 + 3_600_000 * i) for i, r in
-               enumerate(random_history(seed=21, count=600))]  # fmt: skip
-    expected = [(*event_row(e), None) for k, v, o, t in records if (e := history_event(k, v, o, t))]
-    assert list(decode_rows(records)) == expected
-    bad = (binding_key(READ_ORDERS), b"\xc3\x01\x00\x01garbage", 600, 1)
-    rows = list(decode_rows([*records[:5], bad, *records[5:]]))
-    assert [r[0] for r in rows[:-1]] == [r[0] for r in expected if r[0] < 5]
-    assert rows[-1][0] == 600 and rows[-1][1:15] == (None,) * 14
-    assert "at offset 600" in rows[-1][15]
-    key_swapped = (config_key("super.users"), records[0][1], 601, 1)
-    assert records[0][1] is not None and "is not the key" in next(decode_rows([key_swapped]))[15]
-
-
 def test_presence_merges_overlapping_spans_and_an_open_one_absorbs_the_rest() -> None:
-    from jobs.history.queries import presence_of
+    from jobs.history.questions import presence_of
 
     assert presence_of([(5, 9), (1, 3), (2, 4), (12, 14)]) == [(1, 4), (5, 9), (12, 14)]
     assert presence_of([(5, 9), (8, None), (20, 30), (1, 2)]) == [(1, 2), (5, None)]
@@ -159,8 +105,8 @@ def test_the_driver_fold_over_arrow_builds_the_rows_the_event_fold_builds() -> N
     (HistoryEvent objects) over a random history cut into batches at uneven places."""
     import pyarrow as pa
 
+    from jobs.common.worker import DECODED_ARROW_SCHEMA
     from jobs.history.intervals import VALIDITY_ARROW_SCHEMA, fold_batch, no_intervals
-    from jobs.history.worker import DECODED_ARROW_SCHEMA
     from tests.jobs.history_support import random_history
 
     history = random_history(seed=11, count=1500)

@@ -1,13 +1,13 @@
-"""The archive's decoding in Python: log records in, event rows out.
+"""The jobs' decoding in Python: log records in, event rows out.
 
 The archive and the downgrade watch send here the records that Spark's own reading of the
-common event (:mod:`jobs.history.spark_decode`) leaves alone: read on the driver when they are
+common event (:mod:`jobs.common.spark_decode`) leaves alone: read on the driver when they are
 few, else in Spark's Python workers.
 
 Each reader takes its share of a micro-batch through the one fold of the log: the common
 ``AclCreated``/``AclDeleted`` through its fast path (:class:`store.fold_fast.FastAclDecoder`,
 its key checked against the record's), everything else through :func:`store.fold.fold_record`
-(via :func:`jobs.history.decode.history_event`).  A record the fold refuses becomes one row
+(via :func:`jobs.common.decode.history_event`).  A record the fold refuses becomes one row
 carrying only its offset and the fold's message (which names the offset), and the reading
 stops there: the driver keeps what comes before the first such offset and stops the job at it,
 in the job's own words.
@@ -24,9 +24,9 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-from jobs.history.answers import ACL_CREATED, ACL_DELETED
-from jobs.history.decode import history_event
-from jobs.history.tables import EVENTS_SCHEMA, day_of, event_row
+from jobs.common.decode import history_event
+from jobs.common.events import ACL_CREATED, ACL_DELETED
+from jobs.common.rows import EVENTS_SCHEMA, day_of, event_row
 from store.acl import AclOperation, AclPermissionType, PatternType, ResourceType
 from store.codec import RecordDecodeError
 from store.events import LATEST_FORMAT_VERSION
@@ -34,7 +34,7 @@ from store.fold import key_mismatch
 from store.fold_fast import FastAclDecoder
 
 DECODED_SCHEMA: Final = f"{EVENTS_SCHEMA}, error STRING"
-"""The events table's columns, and the message of a refused record (then all else is null)."""
+"""An event's columns, and the message of a refused record (then all else is null)."""
 
 _DAY_MS: Final = 86_400_000
 _NAMES: Final = tuple(

@@ -2,11 +2,11 @@
 the one fold in Python.
 
 Most of a log is ``AclCreated`` and ``AclDeleted`` events in the latest Avro format.  Read in
-the Python workers (:mod:`jobs.history.worker`) each costs a round trip through Arrow and
+the Python workers (:mod:`jobs.common.worker`) each costs a round trip through Arrow and
 the fold's Python; Spark's own Avro reader (``from_avro``, the ``spark-avro`` module the
 session's jars include) reads it where the record already is.  :func:`read_fast` takes a
 record only when its answer is provably the one :class:`store.fold_fast.FastAclDecoder`
-gives, and leaves every other record (null) for :func:`jobs.history.worker.decode_batches`:
+gives, and leaves every other record (null) for :func:`jobs.common.worker.decode_batches`:
 
 * the value is the latest format's Avro single-object encoding (its ``C3 01`` marker and
   fingerprint), and Spark's reading of the body, encoded again (``to_avro``), is the body
@@ -17,12 +17,12 @@ gives, and leaves every other record (null) for :func:`jobs.history.worker.decod
 * its five strings printable ASCII without ``"`` or ``\\``, so that the log key is their
   plain concatenation (:func:`store.codec.binding_key_of_fields` escapes nothing in them)
   and no question of UTF-8 validity arises; the record's key is that key;
-* its log time within the years 1970-9999, whose day :func:`jobs.history.tables.day_of`
+* its log time within the years 1970-9999, whose day :func:`jobs.common.rows.day_of`
   and Spark write alike.
 
 Anything else, including every record the fold refuses, reaches the one fold as before, so
 the archive's rows and its stopping point do not depend on which path read a record
-(``tests/jobs/test_spark_decode.py`` compares the two on the same records).
+(``tests/jobs/common/test_spark_decode.py`` compares the two on the same records).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import schemas
-from jobs.history.answers import ACL_CREATED, ACL_DELETED
-from jobs.history.intervals import BINDING_FIELDS
-from jobs.history.worker import DECODED_ARROW_SCHEMA, DECODED_SCHEMA, decode_batches
+from jobs.common.events import ACL_CREATED, ACL_DELETED
+from jobs.common.rows import BINDING_FIELDS
+from jobs.common.worker import DECODED_ARROW_SCHEMA, DECODED_SCHEMA, decode_batches
 from store.codec import AvroEventCodec
 from store.codec.avro_codec import HEADER_SIZE
 from store.codec.keys import ACL_KEY_TAG
@@ -45,7 +45,7 @@ KEY_FIELDS: Final = (
     "resourceType", "name", "patternType", "principal", "host", "operation", "permissionType",
 )  # fmt: skip
 """The event's fields in the log key's order (:func:`store.codec.binding_key_of_fields`), the
-order of their columns (:data:`jobs.history.intervals.BINDING_FIELDS`)."""
+order of their columns (:data:`jobs.common.rows.BINDING_FIELDS`)."""
 ENUM_FIELDS: Final = ("resourceType", "patternType", "operation", "permissionType")
 STRING_FIELDS: Final = ("name", "principal", "host", "actor", "requestId")
 PLAIN_ASCII: Final = r"^[ !#-\[\]-~]*$"
@@ -57,7 +57,7 @@ RECORD_COLUMNS: Final = ("key", "value", "offset", "timestampMs")
 
 
 def read_fast(records: Any) -> Any:
-    """``records`` (:data:`RECORD_COLUMNS`) as :data:`~jobs.history.worker.DECODED_SCHEMA`
+    """``records`` (:data:`RECORD_COLUMNS`) as :data:`~jobs.common.worker.DECODED_SCHEMA`
     rows plus ``fast``: true for a record read here; false for one left to the fold, whose
     ``key`` and ``value`` are kept (null for the records read here) and whose columns but
     ``offset``, ``timeMs`` and ``day`` are null."""
@@ -108,11 +108,11 @@ second of Python); more go back to the executors' Python workers, where every co
 
 
 def decode_records(records: Any, *, driver_decodes_up_to: int = DRIVER_DECODES_UP_TO) -> pa.Table:
-    """The decoded rows (:data:`~jobs.history.worker.DECODED_ARROW_SCHEMA`, in offset order) of
+    """The decoded rows (:data:`~jobs.common.worker.DECODED_ARROW_SCHEMA`, in offset order) of
     ``records`` (:data:`RECORD_COLUMNS`), on the driver.
 
     Spark reads them once (:func:`read_fast`) and sends every row to the driver.  The records
-    left to the fold are read by :func:`jobs.history.worker.decode_batches`, the one fold in
+    left to the fold are read by :func:`jobs.common.worker.decode_batches`, the one fold in
     Python: on the driver when there are at most ``driver_decodes_up_to`` of them (a log in
     the latest Avro format leaves only its settings changes and tombstones), else in the
     executors' Python workers.  Each reading stops at the first record it refuses, whose row

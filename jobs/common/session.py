@@ -99,7 +99,7 @@ def session_settings(
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.ui.enabled": "false",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
-        "spark.driver.memory": "2g",  # the archive's batches (jobs.history.archive)
+        "spark.driver.memory": "2g",  # the archive's batches (jobs.history.job)
         **DELTA_CONF,
     }
     if master.startswith("local"):

@@ -1,12 +1,11 @@
-"""Log records to history events, and history events to validity intervals: pure, picklable.
-
-Records are read through the one fold of the log (:func:`store.fold.fold_record`), so the
-archive treats a corrupt, mismatched or too-new record exactly as a replica does: it raises
-:class:`~store.codec.RecordDecodeError` naming the offset.  A binding's tombstone reads as
-``ACL_DELETED`` and a setting's as ``CONFIG_ALTERED`` back to its default, without actor.
+"""History events to validity intervals: pure, picklable.
 
 A *validity interval* is one binding live, or one setting at one value, from the record that
 made it so (``from_offset``) to the record that ended it (``to_offset``, None while it holds).
+The events are the log's changes as every job reads them (:mod:`jobs.common.events`, through
+the one fold of the log); their rules are written once over whole columns (:func:`fold_codes`)
+and used by the archive's Arrow fold (:mod:`jobs.history.intervals`) and by the questions'
+event-by-event fold (:class:`ValidityFold`).
 """
 
 from __future__ import annotations
@@ -18,62 +17,17 @@ from typing import Final, Literal
 import numpy as np
 import numpy.typing as npt
 
-from jobs.history.answers import ACL_CREATED, ACL_DELETED, CONFIG_ALTERED, HistoryEvent
+from jobs.common.events import (
+    ACL_CREATED,
+    ACL_DELETED,
+    CONFIG_ALTERED,
+    HistoryEvent,
+    binding_identity,
+    identity,
+    setting_identity,
+)
 from store.acl import AclBinding
-from store.fold import ChangeKind, FoldPolicy, fold_record
-from store.log.base import LogRecord
 from store.replay import replay
-
-_DEFAULT_POLICY = FoldPolicy()
-BINDING_KIND = "binding"
-SETTING_KIND = "setting"
-
-
-def history_event(
-    key: bytes,
-    value: bytes | None,
-    offset: int,
-    timestamp_ms: int,
-    policy: FoldPolicy = _DEFAULT_POLICY,
-) -> HistoryEvent | None:
-    """The event one record archives, or None for a record the policy skips or ignores."""
-    change = fold_record(
-        LogRecord(offset, bytes(key), None if value is None else bytes(value), timestamp_ms), policy
-    )
-    event = change.event
-    actor = None if event is None else event.actor
-    request_id = None if event is None else event.request_id
-    if change.kind is ChangeKind.CREATED or change.kind is ChangeKind.DELETED:
-        return HistoryEvent(
-            offset=offset,
-            time_ms=timestamp_ms,
-            type=ACL_CREATED if change.kind is ChangeKind.CREATED else ACL_DELETED,
-            binding=change.binding,
-            actor=actor,
-            request_id=request_id,
-        )
-    if change.kind is ChangeKind.CONFIG:
-        return HistoryEvent(
-            offset=offset,
-            time_ms=timestamp_ms,
-            type=CONFIG_ALTERED,
-            config_name=change.config_name,
-            config_value=change.config_value,
-            actor=actor,
-            request_id=request_id,
-        )
-    return None
-
-
-def identity(event: HistoryEvent) -> str:
-    """What an event changes: ``binding|<the seven fields>`` or ``setting|<name>``."""
-    if event.binding is not None:
-        return binding_identity(event.binding)
-    return f"{SETTING_KIND}|{event.config_name}"
-
-
-def binding_identity(binding: AclBinding) -> str:
-    return BINDING_KIND + "|" + "\x1f".join(binding.fields())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,7 +248,7 @@ class ValidityFold:
         self._record(binding_identity(binding), ACL_DELETED, None, at)
 
     def alter_config(self, name: str, value: str | None, at: HistoryEvent) -> None:
-        self._record(f"{SETTING_KIND}|{name}", CONFIG_ALTERED, value, at)
+        self._record(setting_identity(name), CONFIG_ALTERED, value, at)
 
     def pass_over(self, at: HistoryEvent) -> None:
         """Nothing changes (the archive holds no passed-over record)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.session import SessionSetupError, jars_file, listed_jars
+from jobs.common.session import SessionSetupError, jars_file, listed_jars
 
 pytestmark = pytest.mark.unit
 

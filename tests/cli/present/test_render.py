@@ -1,4 +1,5 @@
-"""History answers as table and CSV text, against hand-written expected text."""
+"""Answers as table, CSV and JSON text (:mod:`cli.present.render`, the history's grids and
+documents of :mod:`cli.present.history`), against hand-written expected text."""
 
 from __future__ import annotations
 
@@ -6,7 +7,17 @@ import json
 
 import pytest
 
-from jobs.history.answers import (
+from cli.present.history import (
+    diff_grid,
+    events_grid,
+    restore_grid,
+    snapshot_grid,
+    when_grid,
+    when_json,
+    who_grid,
+)
+from cli.present.render import Grid, csv_text, render, table_text
+from jobs.history import (
     DiffAnswer,
     HistoryEvent,
     Interval,
@@ -14,18 +25,6 @@ from jobs.history.answers import (
     Snapshot,
     WhoAnswer,
     WhoEntry,
-)
-from jobs.history.render import (
-    Grid,
-    csv_text,
-    diff_grid,
-    events_grid,
-    render,
-    restore_grid,
-    snapshot_grid,
-    table_text,
-    when_grid,
-    who_grid,
 )
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 
@@ -170,14 +169,14 @@ def test_json_is_the_given_document_and_an_unknown_format_is_refused() -> None:
 
 
 def test_when_json_is_issue_10s_shape() -> None:
-    from jobs.history.answers import WhenAnswer
+    from jobs.history import WhenAnswer
 
     opened = HistoryEvent(offset=3, time_ms=T0, type="ACL_CREATED", binding=READ_ORDERS, actor="User:admin")
     answer = WhenAnswer(
         intervals=(Interval(from_offset=3, to_offset=None, from_ms=T0, to_ms=None, opened_by=opened),),
         offset=12,
     )
-    document = json.loads(render("json", when_grid(answer.intervals), answer.offset, answer.to_json()))
+    document = json.loads(render("json", when_grid(answer.intervals), answer.offset, when_json(answer)))
     assert document["offset"] == 12
     (interval,) = document["intervals"]
     assert {k: interval[k] for k in ("fromOffset", "toOffset", "from", "to")} == {
@@ -187,3 +186,20 @@ def test_when_json_is_issue_10s_shape() -> None:
     assert table_text(when_grid(answer.intervals), answer.offset).splitlines()[1].split()[:3] == [
         "3", "2001-09-09T01:46:40.000Z", "3",
     ]  # fmt: skip
+
+
+def test_when_json_has_the_issue_shape() -> None:
+    from jobs.history import WhenAnswer
+
+    opened = HistoryEvent(offset=1, time_ms=1001, type="ACL_CREATED", binding=READ_ORDERS, actor="a")
+    answer = WhenAnswer(
+        intervals=(Interval(from_offset=1, to_offset=None, from_ms=0, to_ms=None, opened_by=opened),),
+        offset=4,
+    )
+    doc = when_json(answer)
+    assert doc["offset"] == 4
+    [interval] = doc["intervals"]
+    assert (interval["fromOffset"], interval["toOffset"], interval["from"], interval["to"]) == (
+        1, None, "1970-01-01T00:00:00.000Z", None,
+    )  # fmt: skip
+    assert interval["openedBy"]["binding"] == ["TOPIC", "orders", "LITERAL", "User:bob", "*", "READ", "ALLOW"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.history.timeparse import TimeParseError, format_time, parse_time
+from cli.present.timeparse import TimeParseError, format_time, parse_time
 
 pytestmark = pytest.mark.unit
 
