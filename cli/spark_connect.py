@@ -148,13 +148,13 @@ def _read_record(state: Path) -> ServerRecord | None:
 
 
 def _alive(pid: int) -> bool:
+    """The process runs (a zombie, ended but not yet reaped by its parent, does not)."""
+    import psutil
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _listening(port: int) -> bool:

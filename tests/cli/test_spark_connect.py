@@ -14,10 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 import cli
-from cli.spark_connect import STATE_DIR_ENV, running_server, start_server, stop_server
+from cli.spark_connect import STATE_DIR_ENV, ServerRecord, running_server
 from devtools.kafka_process import free_port
 from jobs.common.connect import SERVER_CLASS, server_argv
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
@@ -85,8 +86,9 @@ def _binding(name: str, principal: str, permission: AclPermissionType = AclPermi
 
 @pytest.mark.spark
 def test_questions_over_spark_connect_answer_as_the_local_session(
-    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+    spark: object, spark_connect: tuple[Path, ServerRecord], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
     """One history, archived; who, when and snapshot asked in this process's session and,
     as separate commands, of a Connect server (``sc://`` and ``local``): the same documents."""
     from store.admin import AclAdmin
@@ -100,11 +102,10 @@ def test_questions_over_spark_connect_answer_as_the_local_session(
                            _binding("ord", "User:eve", AclPermissionType.DENY, PatternType.PREFIXED)],
                           actor="User:admin")  # fmt: skip
         admin.delete_acls([_binding("orders", "User:bob").to_filter()], actor="User:admin")
-        # after the archive: the tail of the log the answers must also read
         tail = admin.create_acls([_binding("orders", "User:carol")], actor="User:admin").offset
     where = ["--data-dir", str(data), "--format", "json"]
     assert cli.main(["history", "archive", "--once", "--data-dir", str(data)]) == 0
-    with EmbeddedChangeLog(data / "log") as log:
+    with EmbeddedChangeLog(data / "log") as log:  # after the archive: the tail the answers read
         AclAdmin(log, super_users=["User:admin"]).create_acls([_binding("orders", "User:dan")],
                                                             actor="User:admin")  # fmt: skip
     questions = [
@@ -118,22 +119,52 @@ def test_questions_over_spark_connect_answer_as_the_local_session(
     for question in questions:
         assert cli.main(question) == 0
         local.append(json.loads(capsys.readouterr().out))
-    # hand-worked: carol (in the archive's tail) and dan (after the archive) are read too
+    # hand-worked: carol (archived) and dan (in the tail only) are allowed, bob deleted, eve denied
     assert {e["principal"] for e in local[2]["allowed"]} == {"User:alice", "User:carol", "User:dan"}
 
-    state = tmp_path / "connect"
+    state, record = spark_connect
     env = {**os.environ, STATE_DIR_ENV: str(state)}
-    record = start_server(state, port=free_port(), master="local[1]")
+    for question, expected in zip(questions, local, strict=True):
+        assert json.loads(_aclstore(*question, "--remote", record.url, env=env)) == expected
+    # `local`: the server recorded under the state dir, not a second one
+    assert json.loads(_aclstore(*questions[2], "--remote", "local", env=env)) == local[2]
+    assert running_server(state) == record
+    status = _aclstore("spark-connect", "status", "--state-dir", str(state), env=env)
+    assert record.url in status and str(record.pid) in status
+
+
+def _group(process: psutil.Process) -> int | None:
     try:
-        assert running_server(state) == record
-        for question, expected in zip(questions, local, strict=True):
-            assert json.loads(_aclstore(*question, "--remote", record.url, env=env)) == expected
-        # `local`: the server recorded under the state dir, not a second one
-        assert json.loads(_aclstore(*questions[2], "--remote", "local", env=env)) == local[2]
-        assert running_server(state) == record
-        status = _aclstore("spark-connect", "status", "--state-dir", str(state), env=env)
-        assert record.url in status and str(record.pid) in status
-    finally:
-        stopped = stop_server(state)
-    assert stopped and running_server(state) is None
-    assert _aclstore("spark-connect", "stop", "--state-dir", str(state), env=env).strip() == "not running"
+        return os.getpgid(process.pid)
+    except ProcessLookupError:
+        return None
+
+
+@pytest.mark.unit
+def test_stop_ends_the_recorded_process_group_and_status_then_says_not_running(tmp_path: Path) -> None:
+    """What ``start`` records, stopped: the recorded process and its children end."""
+    import time
+
+    from cli.spark_connect import ServerRecord as Record
+
+    parent = subprocess.Popen(["sh", "-c", "sleep 300 & wait"], start_new_session=True)
+    state = tmp_path / "state"
+    state.mkdir()
+    record = Record(pid=parent.pid, port=free_port(), master="local[1]", log=str(state / "server.log"))
+    (state / "server.json").write_text(json.dumps(
+        {"pid": record.pid, "port": record.port, "master": record.master, "log": record.log}))  # fmt: skip
+    env = {**os.environ, STATE_DIR_ENV: str(state)}
+    # nothing listens on the port: recorded but not running
+    assert running_server(state) is None
+    assert _aclstore("spark-connect", "stop", env=env).strip() == "stopped"
+    deadline = time.monotonic() + 10
+    while parent.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert parent.returncode is not None
+    group = [p for p in psutil.process_iter(["status"]) if _group(p) == parent.pid]
+    assert [p.pid for p in group if p.info["status"] != psutil.STATUS_ZOMBIE] == []
+    assert not (state / "server.json").exists()
+    assert _aclstore("spark-connect", "stop", env=env).strip() == "not running"
+    done = subprocess.run([sys.executable, "-m", "cli", "spark-connect", "status"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (1, "not running")
