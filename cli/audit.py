@@ -108,8 +108,14 @@ def run_job(args: argparse.Namespace) -> int:
     checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
     if args.window_days < 1:
         raise InvalidConfigError(f"--window-days must be at least 1, got {args.window_days}")
-    run_audit(_session(args, streaming=True), source, location, checkpoint, once=args.once,
-              window_days=args.window_days)  # fmt: skip
+    from cli.present.progress import TerminalProgress
+
+    progress = TerminalProgress("audit run")
+    try:
+        run_audit(_session(args, streaming=True), source, location, checkpoint, once=args.once,
+                  window_days=args.window_days, on_progress=progress)  # fmt: skip
+    finally:
+        progress.close()
     return 0
 
 

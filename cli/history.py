@@ -307,8 +307,15 @@ def _point(args: argparse.Namespace) -> dict[str, int | None]:
 
 
 def run_archive(args: argparse.Namespace) -> int:
+    from cli.present.progress import TerminalProgress
+
     archive = history_archive(args, streaming=True)
-    archive.update(args.checkpoint or f"{archive.location.rstrip('/')}/_checkpoint", once=args.once)
+    progress = TerminalProgress("history archive")
+    try:
+        archive.update(args.checkpoint or f"{archive.location.rstrip('/')}/_checkpoint", once=args.once,
+                       on_progress=progress)  # fmt: skip
+    finally:
+        progress.close()
     return 0
 
 
