@@ -28,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
+from bench.process import jvm_text, load_average, machine_text
 from bench.report import Target, figure, percentile
 from replicator.contract.audit_event import AuditEventEncoder, decision_names
 from store.acl import AclOperation, ResourceType
@@ -143,6 +144,9 @@ def throughput(quick: bool) -> Target:
     seconds, warmup = (30.0, 10.0) if quick else (60.0, 15.0)
     spark = build_session("bench-audit", master="local[2]", conf={"spark.ui.showConsoleProgress": "false"},
                           streaming=True)
+    # What differs from one machine to the next, beside the figures (issue 32: 15,900/s there).
+    print(machine_text(), flush=True)
+    print(jvm_text(spark), flush=True)
     kept = 0
     seen: dict[int, tuple[int, float, int, float]] = {}
     try:
@@ -166,7 +170,7 @@ def throughput(quick: bool) -> Target:
                 first_measured = producer.marks[0][1] + warmup
                 delays = _delays([m for m in producer.marks if m[1] >= first_measured], list(seen.values()))
                 worst = max(delays)
-                figure(f"rate {rate}/s: produced", achieved, "events/s")
+                figure(f"rate {rate}/s: produced (load {load_average()})", achieved, "events/s")
                 for pct in (50, 95):
                     figure(f"  delay p{pct} (after a {warmup:.0f} s warm-up)", percentile(delays, pct), "s")
                 figure("  delay max", worst, "s")

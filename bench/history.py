@@ -10,46 +10,46 @@ events.  One watched binding (``User:bob`` READ on TOPIC ``orders``) is created 
 times across the history.  Log times are one per 10 ms, the last one now
 (:func:`history_start_ms`: within the topic's compaction lag, so the cleaner removes nothing).
 
-Then, on Spark ``local[2]`` (a streaming job's session: both JVM compilers, as ``aclstore history
-archive`` runs; each figure is wall time on this machine, shared with whatever else runs on it):
+A second topic holds a small history of 1,000 events of the same shape.
 
-* Spark session start (JVM, jars, Delta): printed apart, in no target;
-* ``archive``: ``run_archive(..., once=True)`` over the whole topic into a fresh Delta archive,
-  from the call to its return: both tables created, the streaming query started, then every
-  micro-batch of up to 1,000,000 records read by Spark's Kafka source and decoded (the common
-  event by Spark's Avro reader, the rest by the fold in Python: here the settings changes),
-  its rows brought to the driver as Arrow columns and appended to ``events`` while the driver
-  folds them into the intervals' rows, which are appended to ``validity``; events / that
-  time - TARGET ``archive`` (events/s, >= 100000);
-* ``who``: who may READ TOPIC ``orders`` from one host at the middle of the history (a time:
-  it is resolved to an offset first), from the call to the answer: one aggregation of
-  ``events`` (the archive's end and the time lookup), the tail of the log (empty here), the
-  validity rows live then for that resource and the settings (open rows superseded by a
-  closed row left out), the decision rules - TARGET ``who`` (s, <= 10);
-* ``when``: the intervals in which ``User:bob`` could READ TOPIC ``orders`` over the whole
-  history, from the call to the answer: the archive's end and the tail, the resource's
-  validity rows (the requester's own and the others' open ones in full, the others' closed
-  ones as offsets only), the decision rules at the change points - TARGET ``when`` (s, <= 10).
+In-session figures (no TARGET: inner calls, in the archive's warm session): the archive's rate
+(``HistoryArchive.update(once=True)``), ``who`` at the middle of the history and ``when`` over
+all of it.
 
-Both questions run in the same Spark session right after the archive, once each (no warm-up
-run): the first query's planning and Delta log reading are part of its time.
+Then the commands, each a fresh process as a user types it, with its wall time and the peak
+RSS of its process tree (:func:`bench.process.run_command`):
 
-The answers' sizes are checked against the generator's own count of the watched binding's
-intervals, so a fast wrong answer does not pass.
+* ``aclstore history archive --once`` over the whole topic into a fresh archive, JVM start
+  included - TARGET ``archive_cli`` (events/s, >= 100000); the small history's archive too;
+* ``aclstore history who`` and ``when`` with a Spark of their own (figures: what a question
+  costs without a server);
+* ``aclstore spark-connect start`` (figure), then the questions with ``--remote``: the first
+  after the start (figure), ``who`` on the small history three times - TARGET ``who_cli_small``
+  (s, the median, <= 3);
+  ``who`` at the middle of the big one - TARGET ``who_cli_10m`` (s, <= 10); ``when`` over all
+  of it - TARGET ``when_cli_10m`` (s, <= 10); then ``spark-connect stop``.
+
+Every answer's content is checked: ``when`` has the generator's count of the watched
+binding's intervals; ``who`` names ``User:bob`` exactly when the watched binding is live at
+the middle; and the ``--remote`` answers equal the own-Spark ones, so a fast wrong answer
+does not pass.  The load average is printed before, after and beside each command.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from bench.process import CommandRun, aclstore_argv, load_average, run_command
 from bench.produce import produce_events
-from bench.report import Target, figure
-from devtools.kafka_process import bootstrap_or_local_broker
+from bench.report import Target, figure, median
+from devtools.kafka_process import bootstrap_or_local_broker, free_port
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
 
@@ -161,9 +161,21 @@ def prefill(bootstrap: str, topic: str, count: int, t0_ms: int) -> float:
     )
 
 
+SMALL_EVENTS: Final = 1_000
+"""The small history of ``who_cli_small``."""
+
+
+def watched_live_at(count: int, offset: int) -> bool:
+    """Whether the watched binding is live just after event ``offset`` of a ``count``-event
+    history (one record per event, so event i is at offset i)."""
+    toggle_every = max(count // WATCHED_TOGGLES, 1)
+    return len(range(toggle_every // 2, offset + 1, toggle_every)) % 2 == 1
+
+
 def run(quick: bool, events: int | None = None) -> list[Target]:
     count = events if events is not None else 200_000 if quick else 10_000_000
     topic = f"bench-history-{uuid.uuid4().hex[:8]}"
+    print(f"load average before: {load_average()}", flush=True)
     with (
         bootstrap_or_local_broker("bench-history", heap="1g") as bootstrap,
         tempfile.TemporaryDirectory(prefix="bench-history-") as work,
@@ -171,7 +183,117 @@ def run(quick: bool, events: int | None = None) -> list[Target]:
         print(f"history of {count} events on {topic}:", flush=True)
         t0_ms = history_start_ms(count)
         figure("prefill (raw batched producer)", prefill(bootstrap, topic, count, t0_ms), "events/s")
-        return measure(bootstrap, topic, count, t0_ms, Path(work))
+        small = f"{topic}-small"
+        small_t0 = history_start_ms(SMALL_EVENTS)
+        prefill(bootstrap, small, SMALL_EVENTS, small_t0)
+        targets = measure(bootstrap, topic, count, t0_ms, Path(work))
+        big, little = History(topic, count, t0_ms), History(small, SMALL_EVENTS, small_t0)
+        targets += measure_commands(bootstrap, big, little, Path(work))
+    print(f"load average after: {load_average()}", flush=True)
+    return targets
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """One synthetic history on a topic: how many events, and the first one's log time."""
+
+    topic: str
+    count: int
+    t0_ms: int
+
+    def middle_ms(self) -> int:
+        return self.t0_ms + (self.count // 2) * STEP_MS
+
+
+def _question(bootstrap: str, history: History, archive: Path, *words: str) -> list[str]:
+    """``aclstore history WORDS`` on the history's topic and archive, answering in JSON."""
+    return aclstore_argv(
+        "history", *words, "--bootstrap-servers", bootstrap, "--topic", history.topic,
+        "--archive", str(archive), "--format", "json",
+    )  # fmt: skip
+
+
+def _who(bootstrap: str, history: History, archive: Path, *extra: str) -> list[str]:
+    return _question(bootstrap, history, archive, "who", "--resource-type", "TOPIC", "--resource-name",
+                     "orders", "--operation", "READ", "--host", WATCHED_HOST, "--at",
+                     str(history.middle_ms()), *extra)  # fmt: skip
+
+
+def _when(bootstrap: str, history: History, archive: Path, *extra: str) -> list[str]:
+    return _question(bootstrap, history, archive, "when", "--principal", WATCHED.principal,
+                     "--resource-type", "TOPIC", "--resource-name", "orders", "--operation", "READ",
+                     "--host", WATCHED_HOST, *extra)  # fmt: skip
+
+
+def _timed(label: str, argv: list[str]) -> CommandRun:
+    done = run_command(argv).check()
+    figure(f"{label} (peak RSS {done.peak_rss_mb:.0f} MB, load {load_average()})", done.wall_s, "s")
+    return done
+
+
+def _check_who(label: str, run: CommandRun, history: History) -> None:
+    """The answer names User:bob exactly when the watched binding is live at the middle (only
+    it ever lets bob READ orders: no super user is bob, no DENY names him, wildcard and
+    prefixed bindings on other principals keep "no ACL found" from applying)."""
+    allowed = {e["principal"] for e in json.loads(run.stdout)["allowed"]}
+    expected = watched_live_at(history.count, history.count // 2)
+    if (WATCHED.principal in allowed) != expected:
+        raise RuntimeError(f"{label}: User:bob allowed {not expected}; the history says {expected}")
+
+
+def _check_when(label: str, run: CommandRun, history: History) -> None:
+    found = len(json.loads(run.stdout)["intervals"])
+    if found != watched_intervals(history.count):
+        raise RuntimeError(f"{label}: {found} intervals; the history has {watched_intervals(history.count)}")
+
+
+def measure_commands(bootstrap: str, big: History, small: History, work: Path) -> list[Target]:
+    """The commands as a user types them, each a fresh process: the archive, then the questions
+    with a Spark of their own and asked of a Spark Connect server (``--remote``), started once
+    (its start, and the first question after it, printed apart)."""
+    archive = work / "archive-cli"
+    argv = aclstore_argv("history", "archive", "--once", "--bootstrap-servers", bootstrap,
+                         "--topic", big.topic, "--archive", str(archive))  # fmt: skip
+    archived = _timed(f"aclstore history archive --once ({big.count} events, JVM start included)", argv)
+    small_archive = work / "archive-small"
+    _timed(f"aclstore history archive --once ({small.count} events)",
+           aclstore_argv("history", "archive", "--once", "--bootstrap-servers", bootstrap,
+                         "--topic", small.topic, "--archive", str(small_archive)))  # fmt: skip
+
+    who_own = _timed("aclstore history who, a Spark of its own", _who(bootstrap, big, archive))
+    _check_who("who (own Spark)", who_own, big)
+    when_own = _timed("aclstore history when, a Spark of its own", _when(bootstrap, big, archive))
+    _check_when("when (own Spark)", when_own, big)
+
+    state = work / "spark-connect"
+    port = free_port()
+    start = aclstore_argv("spark-connect", "start", "--port", str(port), "--state-dir", str(state))
+    url = _timed("aclstore spark-connect start", start).stdout.decode().strip()
+    try:
+        remote = ("--remote", url)
+        asked = _who(bootstrap, small, small_archive, *remote)
+        first = _timed("first question after the start (who, small history)", asked)
+        _check_who("who (small, first)", first, small)
+        smalls = [_timed(f"aclstore history who --remote, small history, run {n}", asked) for n in (1, 2, 3)]
+        for one in smalls:
+            _check_who("who (small)", one, small)
+        who_small_s = median([one.wall_s for one in smalls])
+        who = _timed("aclstore history who --remote", _who(bootstrap, big, archive, *remote))
+        _check_who("who (remote)", who, big)
+        if json.loads(who.stdout) != json.loads(who_own.stdout):
+            raise RuntimeError("who --remote and who on a Spark of its own differ")
+        when = _timed("aclstore history when --remote", _when(bootstrap, big, archive, *remote))
+        _check_when("when (remote)", when, big)
+        if json.loads(when.stdout) != json.loads(when_own.stdout):
+            raise RuntimeError("when --remote and when on a Spark of its own differ")
+    finally:
+        run_command(aclstore_argv("spark-connect", "stop", "--state-dir", str(state)))
+    return [
+        Target("archive_cli", big.count / archived.wall_s, "events/s", 100_000),
+        Target("who_cli_10m", who.wall_s, "s", 10, higher_is_better=False),
+        Target("when_cli_10m", when.wall_s, "s", 10, higher_is_better=False),
+        Target("who_cli_small", who_small_s, "s", 3, higher_is_better=False),
+    ]
 
 
 def measure(bootstrap: str, topic: str, count: int, t0_ms: int, work: Path) -> list[Target]:
@@ -217,8 +339,8 @@ def measure(bootstrap: str, topic: str, count: int, t0_ms: int, work: Path) -> l
             )
     finally:
         spark.stop()
-    return [
-        Target("archive", archive_rate, "events/s", 100_000),
-        Target("who", who_s, "s", 10, higher_is_better=False),
-        Target("when", when_s, "s", 10, higher_is_better=False),
-    ]
+    # In the archive's own warm session, inner calls: figures, not what a user types.
+    figure("in-session archive rate", archive_rate, "events/s")
+    figure("in-session who", who_s, "s")
+    figure("in-session when", when_s, "s")
+    return []

@@ -9,6 +9,7 @@ same for a process that is already running (a node), to report how much it grew 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -131,3 +133,31 @@ def load_average() -> str:
     """The machine's 1, 5 and 15 minute load averages, as printed beside every full run."""
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def cpu_model() -> str:
+    """The CPU's model name and how many cores this process may use (Linux)."""
+    model = "unknown CPU"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, {len(os.sched_getaffinity(0))} cores"
+
+
+def machine_text() -> str:
+    """One line for a bench's head: the CPU, the load average and the memory."""
+    memory = psutil.virtual_memory()
+    return (f"machine: {cpu_model()}; load {load_average()}; memory {memory.total / 1e9:.1f} GB, "
+            f"{memory.available / 1e9:.1f} GB available")  # fmt: skip
+
+
+def jvm_text(spark: Any) -> str:
+    """The flags a local Spark session's JVM runs with, and its collectors (a classic session)."""
+    runtime = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    collectors = spark._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+    names = [collectors.get(i).getName() for i in range(collectors.size())]
+    flags = [str(a) for a in runtime.getInputArguments() if str(a).startswith("-X")]
+    vm = f"{runtime.getVmName()} {runtime.getVmVersion()}"
+    return f"JVM {vm}: {' '.join(flags)}; collectors {', '.join(names)}"

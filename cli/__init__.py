@@ -7,6 +7,8 @@
 * ``aclstore authorize``: ask a node for decisions as a broker would.
 * ``aclstore configs``: ``kafka-configs.sh``-style describe/alter of the store's settings.
 * ``aclstore status``, ``aclstore credentials create``.
+* ``aclstore history``, ``aclstore audit``, ``aclstore downgrade-check``: the Spark side;
+  ``aclstore spark-connect``: a local Spark Connect server their questions can ask (``--remote``).
 
 A local KRaft broker for trying aclstore on Kafka is dev tooling, not product:
 ``python -m devtools kafka``.
@@ -33,6 +35,7 @@ from cli import (
     downgrade,
     history,
     serve,
+    spark_connect,
     status,
 )
 from cli.common import FAILURE_EXIT, USAGE_EXIT, Parser, __version__
@@ -42,7 +45,7 @@ from store.errors import InvalidConfigError, InvalidRequestError, StoreError
 __all__ = ["FAILURE_EXIT", "USAGE_EXIT", "__version__", "build_parser", "main", "parse_add_config"]
 
 # In the order ``aclstore --help`` lists them.
-_COMMANDS = (serve, acls, authorize, configs, status, credentials, history, audit, downgrade)
+_COMMANDS = (serve, acls, authorize, configs, status, credentials, history, audit, downgrade, spark_connect)
 
 
 def build_parser() -> argparse.ArgumentParser:

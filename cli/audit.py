@@ -22,6 +22,7 @@ from typing import Any
 
 from cli.common import add_log_config_option, log_client
 from cli.history import DEFAULT_MASTER, DEFAULT_TOPIC, FORMATS, time_arg
+from cli.spark_connect import add_remote_option, question_session
 from jobs.audit.report import DEFAULT_TOP
 from jobs.audit.transform import DEFAULT_WINDOW_DAYS
 from store.errors import InvalidConfigError
@@ -51,6 +52,7 @@ def add_parser(commands: Any) -> None:
     report.add_argument("--archive", metavar="URI", help="the history archive that names the "
                         "causes (default: <data-dir>/history)")  # fmt: skip
     report.add_argument("--plot", type=Path, metavar="FILE.png", help="draw the denials over time")
+    add_remote_option(report)
     report.add_argument("--top", type=int, default=DEFAULT_TOP,
                         help="how many principals and resources (default: %(default)s)")  # fmt: skip
     _window_days(report)
@@ -82,6 +84,8 @@ def _location(args: argparse.Namespace) -> str:
 def _session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
     from jobs.common import build_session
 
+    if not streaming:
+        return question_session(args, "aclstore-audit", default_master=DEFAULT_MASTER)
     return build_session(
         "aclstore-audit", master=args.master, conf={"spark.ui.showConsoleProgress": "false"},
         streaming=streaming,
@@ -104,8 +108,14 @@ def run_job(args: argparse.Namespace) -> int:
     checkpoint = args.checkpoint or f"{location.rstrip('/')}/_checkpoint"
     if args.window_days < 1:
         raise InvalidConfigError(f"--window-days must be at least 1, got {args.window_days}")
-    run_audit(_session(args, streaming=True), source, location, checkpoint, once=args.once,
-              window_days=args.window_days)  # fmt: skip
+    from cli.present.progress import TerminalProgress
+
+    progress = TerminalProgress("audit run")
+    try:
+        run_audit(_session(args, streaming=True), source, location, checkpoint, once=args.once,
+                  window_days=args.window_days, on_progress=progress)  # fmt: skip
+    finally:
+        progress.close()
     return 0
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from cli.common import add_client_options, add_log_config_option, log_client, store_client
 from cli.output import first_failure
+from cli.spark_connect import add_remote_option, question_session
 from replicator.client import StoreClient
 from replicator.contract.bindings import BINDING_OR_INVALID
 from store.acl import AclBinding, AclOperation, ResourceType
@@ -87,7 +88,7 @@ def principal_arg(text: str) -> str:
 # --- the parser ---------------------------------------------------------------------------------
 
 
-def _common(parser: argparse.ArgumentParser, *, formats: bool = True) -> None:
+def _common(parser: argparse.ArgumentParser, *, formats: bool = True, remote: bool = True) -> None:
     log = parser.add_argument_group("log and archive")
     a = log.add_argument
     a("--data-dir", default="aclstore-data", help="the node's data dir (embedded log; default: %(default)s)")
@@ -97,6 +98,8 @@ def _common(parser: argparse.ArgumentParser, *, formats: bool = True) -> None:
     a("--archive", metavar="URI", help="the history tables' location, any Hadoop-compatible URI "
       "(default: <data-dir>/history)")  # fmt: skip
     a("--master", default=DEFAULT_MASTER, help="the Spark master (default: %(default)s)")
+    if remote:
+        add_remote_option(log)
     if formats:
         parser.add_argument("--format", choices=FORMATS, default="table")
 
@@ -129,7 +132,7 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(handler=lambda args: parser.error("choose a subcommand"))
 
     archive = sub.add_parser("archive", help="copy the change log into the history tables")
-    _common(archive, formats=False)
+    _common(archive, formats=False, remote=False)
     archive.add_argument("--once", action="store_true", help="drain what the log holds and exit")
     archive.add_argument("--checkpoint", metavar="URI", help="the streaming checkpoint "
                          "(default: under the archive)")  # fmt: skip
@@ -258,11 +261,13 @@ class RestoreError(StoreError):
 
 
 def spark_session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
-    """The session of this command (``streaming``: a streaming job's); it ends with the
-    process (not stopped here, so that a caller in the same process that already has a
-    session keeps it)."""
+    """The session of this command (``streaming``: a streaming job's; a question's may be a
+    Spark Connect server's, ``--remote``); it ends with the process (not stopped here, so that
+    a caller in the same process that already has a session keeps it)."""
     from jobs.common import build_session
 
+    if not streaming:
+        return question_session(args, "aclstore-history", default_master=DEFAULT_MASTER)
     # No console progress bars: the command's output is its answer.
     return build_session(
         "aclstore-history", master=args.master, conf={"spark.ui.showConsoleProgress": "false"},
@@ -302,8 +307,15 @@ def _point(args: argparse.Namespace) -> dict[str, int | None]:
 
 
 def run_archive(args: argparse.Namespace) -> int:
+    from cli.present.progress import TerminalProgress
+
     archive = history_archive(args, streaming=True)
-    archive.update(args.checkpoint or f"{archive.location.rstrip('/')}/_checkpoint", once=args.once)
+    progress = TerminalProgress("history archive")
+    try:
+        archive.update(args.checkpoint or f"{archive.location.rstrip('/')}/_checkpoint", once=args.once,
+                       on_progress=progress)  # fmt: skip
+    finally:
+        progress.close()
     return 0
 
 

@@ -218,6 +218,21 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         session.stop()
 
 
+@pytest.fixture(scope="session")
+def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A Spark Connect server as ``aclstore spark-connect start`` runs it (one for the run,
+    ``local[1]``, on a free port), and the state dir that records it: ``(state, record)``."""
+    from cli.spark_connect import start_server, stop_server
+    from devtools.kafka_process import free_port
+
+    state = tmp_path_factory.mktemp("spark-connect")
+    record = start_server(state, port=free_port(), master="local[1]")
+    try:
+        yield state, record
+    finally:
+        stop_server(state)
+
+
 @pytest.fixture
 def checkpoint_dir(tmp_path: Path) -> Path:
     """A fresh Structured Streaming checkpoint folder."""

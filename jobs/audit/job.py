@@ -47,6 +47,7 @@ denied and survives restarts.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 from jobs.audit.transform import (
@@ -64,6 +65,7 @@ from jobs.common.source import LogSource
 from jobs.common.streaming import (
     BatchStates,
     Running,
+    StreamProgress,
     arrow_frame,
     hadoop_path,
     idempotent_write,
@@ -141,14 +143,16 @@ def run_audit(
     once: bool,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     window_days: int = DEFAULT_WINDOW_DAYS,
+    on_progress: Callable[[StreamProgress], None] | None = None,
 ) -> None:
-    """Until stopped, or (``once``) until the audit log's end as the job starts."""
+    """Until stopped, or (``once``) until the audit log's end as the job starts.
+    ``on_progress``: told how far the job has got, about once a second."""
     ensure_tables(spark, location)
     retire_dedup_state(spark, checkpoint)
     states = BatchStates(spark, f"{checkpoint.rstrip('/')}/{SEQUENCES}")
     writer = AuditWriter(spark, location, states, window_days)
     run_micro_batches(source.stream(spark, max_records_per_batch), writer, checkpoint=checkpoint,
-                      name="aclstore_audit", once=once)  # fmt: skip
+                      name="aclstore_audit", once=once, on_progress=on_progress)  # fmt: skip
 
 
 def retire_dedup_state(spark: Any, checkpoint: str) -> None:

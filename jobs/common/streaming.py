@@ -14,8 +14,9 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from typing import Any, Final
 
 _TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
@@ -126,6 +127,56 @@ class BatchStates:
         self._fs.delete(self._path(f"{batch_id - self.KEEP}.json"), False)
 
 
+@dataclass(frozen=True, slots=True)
+class StreamProgress:
+    """How far a streaming query has got: the records its finished batches read, where its
+    source stands after them and the source's end as the query last saw it (positions: a log
+    offset, summed over a Kafka topic's partitions; None before the first batch)."""
+
+    records: int
+    position: int | None
+    end: int | None
+
+    @property
+    def remaining(self) -> int | None:
+        if self.position is None or self.end is None:
+            return None
+        return max(0, self.end - self.position)
+
+
+def _position(offset: Any) -> int | None:
+    """A source offset as one number: the embedded log's ``{"offset": n}``, or Kafka's
+    ``{"topic": {"partition": n}}`` summed (JSON text or parsed, as Spark reports it)."""
+    if isinstance(offset, str):
+        try:
+            offset = json.loads(offset)
+        except ValueError:
+            return None
+    if isinstance(offset, bool):
+        return None
+    if isinstance(offset, int):
+        return offset
+    if isinstance(offset, dict):
+        found = [_position(v) for v in offset.values()]
+        return None if not found or None in found else sum(v for v in found if v is not None)
+    return None
+
+
+def progress_of(reports: Iterable[Mapping[str, Any]]) -> StreamProgress:
+    """The progress in a query's batch reports (``StreamingQuery.lastProgress`` documents,
+    oldest first, each batch counted once by its id): the records read, and the one source's
+    position and end as of the latest report that names them."""
+    rows: dict[int, int] = {}
+    position = end = None
+    for report in reports:
+        rows[int(report.get("batchId", -1))] = int(report.get("numInputRows") or 0)
+        sources = report.get("sources") or []
+        if len(sources) == 1:
+            position = _position(sources[0].get("endOffset")) or position
+            end = _position(sources[0].get("latestOffset")) or end
+    return StreamProgress(records=sum(rows.values()), position=position, end=end)
+
+
 def run_micro_batches(
     frame: Any,
     each_batch: Callable[[Any, int], None],
@@ -133,11 +184,15 @@ def run_micro_batches(
     checkpoint: str,
     name: str,
     once: bool,
+    on_progress: Callable[[StreamProgress], None] | None = None,
 ) -> None:
     """Run ``each_batch`` over the streaming ``frame`` until stopped, or (``once``) until the
     source's end as the query starts (trigger ``availableNow``).  A failing batch ends it with
     the batch's own exception (a job's typed stop, say), raised from Spark's report of the
-    failed query.  Python's cyclic collector runs after each batch."""
+    failed query.  Python's cyclic collector runs after each batch.
+
+    ``on_progress`` is told the query's :class:`StreamProgress` about once a second while it
+    runs (from Spark's own batch reports, so it costs no query)."""
     raised: list[BaseException] = []
 
     def batch_reporting_failure(batch: Any, batch_id: int) -> None:
@@ -159,8 +214,25 @@ def run_micro_batches(
     )
     writer = writer.trigger(availableNow=True) if once else writer.trigger(processingTime="1 second")
     query = writer.start()
+    seen: dict[int, Mapping[str, Any]] = {}
+
+    def report(*, final: bool = False) -> None:
+        if on_progress is None:
+            return
+        # Each report is copied out of the JVM field by field: the latest alone while batches
+        # come one per look, this run's recent ones when some were passed over, and at the end.
+        latest = query.lastProgress
+        if latest is None and not final:
+            return
+        passed_over = latest is not None and (not seen or int(latest["batchId"]) > max(seen) + 1)
+        for one in query.recentProgress if final or passed_over else [latest]:
+            seen[int(one.get("batchId", -1))] = one
+        on_progress(progress_of(seen[k] for k in sorted(seen)))
+
     try:
-        query.awaitTermination()
+        while not query.awaitTermination(1.0):
+            report()
+        report(final=True)
     except Exception as failed:
         if raised:
             raise raised[0] from failed

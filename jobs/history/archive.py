@@ -10,10 +10,11 @@ job itself (:mod:`jobs.history.job`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from jobs.common.source import LogSource
+from jobs.common.streaming import StreamProgress
 from jobs.history.answers import (
     AccessChange,
     DiffAnswer,
@@ -90,7 +91,12 @@ class HistoryArchive:
     # --- the archive job ----------------------------------------------------------------------
 
     def update(
-        self, checkpoint: str, *, once: bool, max_records_per_batch: int = ARCHIVE_MAX_RECORDS_PER_BATCH
+        self,
+        checkpoint: str,
+        *,
+        once: bool,
+        max_records_per_batch: int = ARCHIVE_MAX_RECORDS_PER_BATCH,
+        on_progress: Callable[[StreamProgress], None] | None = None,
     ) -> None:
         """Copy the log into the archive: until stopped, or (``once``) until the log's end as
         the job starts.  Raises :class:`~jobs.history.errors.ArchiveStoppedError` on a record
@@ -103,7 +109,7 @@ class HistoryArchive:
         if self.source is None:
             raise ValueError("the archive job reads a log: give the archive a source")
         run_archive(self.spark, self.source, self.location, checkpoint, once=once,
-                    max_records_per_batch=max_records_per_batch)  # fmt: skip
+                    max_records_per_batch=max_records_per_batch, on_progress=on_progress)  # fmt: skip
 
     # --- the questions -----------------------------------------------------------------------
 

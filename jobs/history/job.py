@@ -21,12 +21,14 @@ batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from jobs.common.rows import EVENTS_SCHEMA
 from jobs.common.source import LogSource
 from jobs.common.spark_decode import decode_records
 from jobs.common.streaming import (
+    StreamProgress,
     arrow_frame,
     idempotent_write,
     in_thread,
@@ -171,11 +173,13 @@ def run_archive(
     *,
     once: bool,
     max_records_per_batch: int = ARCHIVE_MAX_RECORDS_PER_BATCH,
+    on_progress: Callable[[StreamProgress], None] | None = None,
 ) -> None:
     """Archive ``source`` into ``location``: until stopped, or (``once``) until the log's end
-    as the job starts (trigger ``availableNow``).  Raises ArchiveStoppedError on a bad record."""
+    as the job starts (trigger ``availableNow``).  Raises ArchiveStoppedError on a bad record.
+    ``on_progress``: told how far the job has got, about once a second."""
     archiver = Archiver(spark, location, fresh=ensure_tables(spark, location))
     run_micro_batches(
         source.stream(spark, max_records_per_batch), archiver,
-        checkpoint=checkpoint, name="aclstore_history_archive", once=once,
+        checkpoint=checkpoint, name="aclstore_history_archive", once=once, on_progress=on_progress,
     )  # fmt: skip

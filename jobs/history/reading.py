@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from jobs.common.connect import read_delta
 from jobs.common.decode import decode_batch
 from jobs.common.events import SETTING_KIND, HistoryEvent
 from jobs.common.rows import BINDING_FIELDS, event_of_row
@@ -182,11 +183,7 @@ class ArchiveReader:
     source: LogSource | None
 
     def _table(self, path: str) -> Any | None:
-        from delta.tables import DeltaTable
-
-        if not DeltaTable.isDeltaTable(self.spark, path):
-            return None
-        return self.spark.read.format("delta").load(path)
+        return read_delta(self.spark, path)
 
     def events_table(self) -> Any | None:
         """The ``events`` table (None while the archive has none)."""

@@ -6,7 +6,14 @@ import time
 
 import pytest
 
-from bench.history import STEP_MS, WATCHED, history_start_ms, synthetic_history, watched_intervals
+from bench.history import (
+    STEP_MS,
+    WATCHED,
+    history_start_ms,
+    synthetic_history,
+    watched_intervals,
+    watched_live_at,
+)
 from store.events import AclCreated, AclDeleted, ConfigAltered
 from store.log.kafka import KafkaLogSettings
 
@@ -51,3 +58,16 @@ def test_the_full_size_history_ends_now_within_the_topics_compaction_lag() -> No
     last = first + (count - 1) * STEP_MS
     assert before - 1_000 <= last + STEP_MS <= int(time.time() * 1000) + 1_000
     assert last - first < KafkaLogSettings().min_compaction_lag_ms
+
+
+@pytest.mark.parametrize("count", [1_000, 20_001])
+def test_watched_live_at_follows_the_history_event_by_event(count: int) -> None:
+    """The bench's check of ``who`` (is User:bob allowed at an offset?) against a replay."""
+    live = False
+    seen = []
+    for offset, event in enumerate(synthetic_history(count, T0_MS)):
+        if isinstance(event, AclCreated | AclDeleted) and event.binding == WATCHED:
+            live = isinstance(event, AclCreated)
+        seen.append(live)
+        assert watched_live_at(count, offset) == live, offset
+    assert True in seen and False in seen

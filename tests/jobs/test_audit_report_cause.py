@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +53,7 @@ ASKED = [
 
 @pytest.mark.spark
 def test_report_names_causes_unused_grants_and_draws_the_denials(
-    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    spark: Any, spark_connect: tuple[Path, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data_dir = tmp_path / "node"
     codec = JsonEventCodec()
@@ -101,6 +103,19 @@ def test_report_names_causes_unused_grants_and_draws_the_denials(
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data.endswith(b"IEND\xaeB`\x82")
     assert struct.unpack(">4sII", data[12:24]) == (b"IHDR", 1100, 450)
+
+    # The same report asked of a Spark Connect server, as a separate command: the same document
+    # (the Connect client switches a whole process over, hence a process of its own).
+    _, server = spark_connect
+    remote_png = tmp_path / "remote.png"
+    asked = subprocess.run(
+        [sys.executable, "-m", "cli", "audit", "report", *since, "--format", "json", "--plot",
+         str(remote_png), "--remote", server.url],
+        cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert asked.returncode == 0, asked.stderr
+    assert json.loads(asked.stdout) == report
+    assert struct.unpack(">4sII", remote_png.read_bytes()[12:24]) == (b"IHDR", 1100, 450)
 
     assert cli.main(["audit", "report", *since]) == 0
     text = capsys.readouterr().out
