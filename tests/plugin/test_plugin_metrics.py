@@ -48,6 +48,9 @@ def test_without_a_sidecar_everyone_but_super_users_is_denied_and_counted() -> N
     assert values["sidecar-failures-total"] == 1
     assert values["sidecar-calls-total"] == 1
     assert values["sidecar-available"] == 0
+    # The cache is on (the default) but knows no offset: alice's three actions are misses;
+    # admin's never reach it, and by-resource-type checks are not cached.
+    assert (values["decision-cache-misses-total"], values["decision-cache-hits-total"]) == (3, 0)
     for metric in out["metrics"]:  # the broker's tags for its authorizer plugin (KIP-877)
         assert metric["tags"] == {
             "config": "authorizer.class.name", "class": "AclstoreAuthorizer", "role": "broker"

@@ -86,6 +86,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     /** Names this cache's lease on the sidecar (one per authorizer instance). */
     private final String subscriber = "aclstore-authorizer-" + java.util.UUID.randomUUID();
     private final AtomicLong cacheHits = new AtomicLong();
+    private final AtomicLong cacheMisses = new AtomicLong();
     static final int CACHE_MAX_ENTRIES = 100_000;
 
     @Override
@@ -119,6 +120,11 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         metrics.addMetric(metrics.metricName("decision-cache-hits-total",
                 "Actions answered from the decision cache without asking the sidecar", tags),
                 (Gauge<Long>) (cfg, now) -> cacheHits.get());
+        metrics.addMetric(metrics.metricName("decision-cache-misses-total",
+                "Actions the decision cache did not answer: asked of the aclstore sidecar, or "
+                        + "failed closed while it is away (every action when the cache is off); "
+                        + "the hit rate is hits / (hits + misses)", tags),
+                (Gauge<Long>) (cfg, now) -> cacheMisses.get());
     }
 
     // --- start ---------------------------------------------------------------------------------
@@ -257,6 +263,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         if (asked.isEmpty()) {
             return Arrays.asList(results);
         }
+        cacheMisses.addAndGet(asked.size());
         ObjectNode body = Wire.authorizeRequest(principal, host, items);
         JsonNode answer = call(Wire.AUTHORIZE, body, principal, actions.size());
         if (answer == null) {
