@@ -72,6 +72,8 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     private final AtomicLong failClosedDenials = new AtomicLong();
     private final AtomicLong sidecarFailures = new AtomicLong();
     private final AtomicLong sidecarCalls = new AtomicLong();
+    /** Nanoseconds request handler threads spent in decision calls (answered or not). */
+    private final AtomicLong sidecarCallNanos = new AtomicLong();
     private volatile boolean sidecarAvailable = true;
     private volatile long lastUnavailableLogMs;
     /**
@@ -114,6 +116,11 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         metrics.addMetric(metrics.metricName("sidecar-calls-total",
                 "Calls to the aclstore sidecar", tags),
                 (Gauge<Long>) (cfg, now) -> sidecarCalls.get());
+        metrics.addMetric(metrics.metricName("sidecar-call-time-ns-total",
+                "Nanoseconds request handler threads spent waiting for decision calls to the "
+                + "aclstore sidecar, answered or not; divided by sidecar-calls-total, the mean "
+                + "round trip", tags),
+                (Gauge<Long>) (cfg, now) -> sidecarCallNanos.get());
         metrics.addMetric(metrics.metricName("sidecar-available",
                 "1 when the last call to the aclstore sidecar was answered, else 0", tags),
                 (Gauge<Integer>) (cfg, now) -> sidecarAvailable ? 1 : 0);
@@ -319,8 +326,10 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
             return null;
         }
         sidecarCalls.incrementAndGet();
+        long started = System.nanoTime();
         try {
             JsonNode answer = sidecar.decide(path, body);
+            sidecarCallNanos.addAndGet(System.nanoTime() - started);
             retryAfterNanos = 0;
             if (!sidecarAvailable) {
                 sidecarAvailable = true;
@@ -330,6 +339,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
             }
             return answer;
         } catch (SidecarException e) {
+            sidecarCallNanos.addAndGet(System.nanoTime() - started);
             if (e.unavailable()) {
                 sidecarFailures.incrementAndGet();
                 retryAfterNanos = System.nanoTime() + config.readyPoll().toNanos();
