@@ -31,6 +31,8 @@ class SidecarScrape:
     decisions: float
     """Actions decided (ALLOWED and DENIED)."""
     requests: float
+    seconds: float
+    """Time the requests took inside the sidecar, parsing to answer (the histogram's sum)."""
     buckets: tuple[tuple[float, float], ...]
     """(upper bound in seconds, cumulative count), ``+Inf`` last."""
 
@@ -38,7 +40,7 @@ class SidecarScrape:
     def read(url: str) -> SidecarScrape:
         with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
             text = response.read().decode()
-        decisions = requests = 0.0
+        decisions = requests = seconds = 0.0
         buckets: dict[float, float] = {}
         for match in _SAMPLE.finditer(text):
             labels = dict(re.findall(r'(\w+)="([^"]*)"', match["labels"]))
@@ -49,15 +51,18 @@ class SidecarScrape:
                 decisions += value
             elif match["name"] == "aclstore_decision_latency_seconds_count":
                 requests = value
+            elif match["name"] == "aclstore_decision_latency_seconds_sum":
+                seconds = value
             elif match["name"] == "aclstore_decision_latency_seconds_bucket":
                 buckets[float(labels["le"])] = value
-        return SidecarScrape(decisions, requests, tuple(sorted(buckets.items())))
+        return SidecarScrape(decisions, requests, seconds, tuple(sorted(buckets.items())))
 
     def since(self, before: SidecarScrape) -> SidecarScrape:
         old = dict(before.buckets)
         return SidecarScrape(
             self.decisions - before.decisions,
             self.requests - before.requests,
+            self.seconds - before.seconds,
             tuple((bound, count - old.get(bound, 0.0)) for bound, count in self.buckets),
         )
 

@@ -269,9 +269,19 @@ class Phase:
                f"/ {self.sidecar.quantile(0.99) * 1000:.2f} ms (its /metrics histogram)")  # fmt: skip
         hits = self.plugin.get("decision-cache-hits-total", 0.0)
         misses = self.plugin.get("decision-cache-misses-total", 0.0)
+        calls = self.plugin.get("sidecar-calls-total", 0.0)
         figure("  plugin cache hit rate", 100 * hits / max(1.0, hits + misses),
                f"% ({hits:.0f} hits; {misses:.0f} actions asked the sidecar in "
-               f"{self.plugin.get('sidecar-calls-total', 0.0):.0f} calls)")  # fmt: skip
+               f"{calls:.0f} calls)")  # fmt: skip
+        if calls and self.sidecar.requests:
+            # Where a miss's time goes: the broker's request thread waits for the whole round
+            # trip; the sidecar's histogram holds the part from parsing the request to the
+            # answer; the rest is the transport and the sidecar's HTTP server.
+            trip = self.plugin.get("sidecar-call-time-ns-total", 0.0) / calls / 1e6
+            inside = 1000 * self.sidecar.seconds / self.sidecar.requests
+            figure("  plugin's mean round trip to the sidecar", trip,
+                   f"ms, of which {inside:.3f} ms inside the sidecar's handler and "
+                   f"{trip - inside:.3f} ms transport and HTTP")  # fmt: skip
         records = len(self.samples[PLUGIN])
         print("    CPU used meanwhile: " + ", ".join(
             f"{name} {seconds / self.seconds:.2f} cores ({1000 * seconds / records:.2f} ms "

@@ -103,7 +103,7 @@ def test_the_same_seed_gives_the_same_changes_to_both_brokers() -> None:
 
 def _scrape(counts: list[float]) -> SidecarScrape:
     bounds = [0.001, 0.002, 0.005, math.inf]
-    return SidecarScrape(counts[-1], counts[-1], tuple(zip(bounds, counts, strict=True)))
+    return SidecarScrape(counts[-1], counts[-1], 0.001 * counts[-1], tuple(zip(bounds, counts, strict=True)))
 
 
 def test_quantile_interpolates_within_the_bucket_like_histogram_quantile() -> None:
@@ -115,6 +115,7 @@ def test_quantile_interpolates_within_the_bucket_like_histogram_quantile() -> No
     assert math.isclose(grown.quantile(0.95), 0.0035)
     assert math.isclose(after.since(_scrape([50, 50, 50, 50])).quantile(0.5), 0.001625)
     assert math.isnan(before.since(before).quantile(0.99))
+    assert math.isclose(grown.seconds, 0.1)
 
 
 def test_quantile_in_the_inf_bucket_is_the_highest_finite_bound() -> None:
