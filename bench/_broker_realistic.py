@@ -26,6 +26,11 @@ from devtools.kafka_process import LocalKafka
 CHANGES_PER_S = 20.0
 ADMIN_CLIENTS = 4
 """Admin connections per broker the ACL changes are spread over."""
+ADMIN_TIMEOUT_S = 600.0
+"""How long one ACL change may wait for its broker.  A StandardAuthorizer broker holding the
+workload's ACLs acknowledges fewer than 20 changes/s on a busy 2-core machine (each costs it
+tens of ms of CPU), so up to the stream's ``live`` changes queue there for tens of seconds:
+the default (``socket.timeout.ms``, 60 s) failed a run."""
 STANDARD = "StandardAuthorizer"
 PLUGIN = "aclstore"
 
@@ -191,7 +196,7 @@ def _feed(
     in_flight: list[tuple[str, Mapping[str, str], Any]] = []
 
     def settle(kind: str, binding: Mapping[str, str], future: Any) -> None:
-        outcome = future.result(timeout=300)
+        outcome = future.result(timeout=ADMIN_TIMEOUT_S)
         if kind == "delete" and len(outcome) != 1:
             raise RuntimeError(f"{config['bootstrap.servers']} deleted {len(outcome)} bindings "
                                f"for {binding}")  # fmt: skip
@@ -210,11 +215,13 @@ def _feed(
         kind, binding = next(stream)
         admin = pool[sent_count % ADMIN_CLIENTS]
         if kind == "create":
-            future = next(iter(admin.create_acls([_binding(binding)]).values()))
+            future = next(iter(admin.create_acls([_binding(binding)],
+                                                   request_timeout=ADMIN_TIMEOUT_S).values()))
             created[tuple(binding.values())] = future
         else:
-            created.pop(tuple(binding.values())).result(timeout=300)
-            future = next(iter(admin.delete_acls([_filter(binding)]).values()))
+            created.pop(tuple(binding.values())).result(timeout=ADMIN_TIMEOUT_S)
+            future = next(iter(admin.delete_acls([_filter(binding)],
+                                                   request_timeout=ADMIN_TIMEOUT_S).values()))
         future.add_done_callback(timed(time.perf_counter()))
         in_flight.append((kind, binding, future))
         while in_flight and in_flight[0][2].done():
@@ -426,7 +433,7 @@ def _changing(
                        sidecar_url, jmx_port, pids)  # fmt: skip
     finally:
         stop.set()
-    outcome = report.get(timeout=600)
+    outcome = report.get(timeout=2 * ADMIN_TIMEOUT_S)
     writer.join(timeout=60)
     if isinstance(outcome, str) or writer.exitcode != 0:
         raise RuntimeError(f"the ACL change writer failed (exit code {writer.exitcode}): {outcome}")
