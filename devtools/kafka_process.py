@@ -162,6 +162,11 @@ class LocalKafka:
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    @property
+    def pid(self) -> int | None:
+        """The broker JVM's process id while it runs (a benchmark reads its CPU time)."""
+        return self._proc.pid if self.running and self._proc is not None else None
+
     def _properties(self) -> dict[str, str]:
         props = {
             "process.roles": "broker,controller",

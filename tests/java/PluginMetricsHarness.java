@@ -12,7 +12,8 @@
  *   java PluginMetricsHarness lease URL [KEY=VALUE...]
  *       starts the plugin (its decision cache's long-poll included) against a live sidecar,
  *       then answers each line "ask" on stdin with User:alice's WRITE on topic orders:
- *       {"result": ..., "hits": decision-cache-hits-total, "calls": sidecar-calls-total}.
+ *       {"result": ..., "hits": decision-cache-hits-total, "calls": sidecar-calls-total,
+ *        "misses": decision-cache-misses-total}.
  *   java PluginMetricsHarness reject KEY VALUE
  *       configures the plugin with one more setting and prints the ConfigException's message
  *       (or "accepted").
@@ -175,6 +176,7 @@ public class PluginMetricsHarness {
             out.put("result", r.name());
             out.put("hits", metric(metrics, "decision-cache-hits-total"));
             out.put("calls", metric(metrics, "sidecar-calls-total"));
+            out.put("misses", metric(metrics, "decision-cache-misses-total"));
             System.out.println(mapper.writeValueAsString(out));
             System.out.flush();
         }

@@ -43,6 +43,7 @@ class Plugin:
     def __init__(self, url: str, *settings: str) -> None:
         classpath = [*kafka_classpath(), plugin_jar()]
         build = compile_harness(HARNESS, classpath)
+        self.asked = 0
         self.proc = subprocess.Popen(
             [require_java(), "-Xmx256m", f"-Dlog4j2.configurationFile={build / 'log4j2.properties'}",
              "-cp", os.pathsep.join(str(p) for p in [build, *classpath]),
@@ -59,6 +60,7 @@ class Plugin:
 
     def ask(self) -> dict[str, Any]:
         assert self.proc.stdin is not None
+        self.asked += 1
         self.proc.stdin.write("ask\n")
         self.proc.stdin.flush()
         answer: dict[str, Any] = json.loads(self._line())
@@ -129,6 +131,10 @@ def test_the_default_cache_answers_repeats_and_never_hides_an_applied_removal(
             assert _ask_until(plugin, lambda a: a["result"] == "ALLOWED")["result"] == "ALLOWED"
             hits = plugin.ask()["hits"]
             assert plugin.ask()["hits"] == hits + 1  # cached again at the new offset
+        last = plugin.ask()
+        # Each ask is one action, answered from the cache (a hit) or not (a miss): never both.
+        assert last["hits"] + last["misses"] == plugin.asked, last
+        assert last["misses"] == last["calls"], last  # each miss was one call of one action
     finally:
         plugin.close()
 

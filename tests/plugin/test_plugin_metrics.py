@@ -47,7 +47,11 @@ def test_without_a_sidecar_everyone_but_super_users_is_denied_and_counted() -> N
     # without another call (aclstore.ready.poll.ms); admin's actions never left the plugin.
     assert values["sidecar-failures-total"] == 1
     assert values["sidecar-calls-total"] == 1
+    assert values["sidecar-call-time-ns-total"] > 0  # the refused call took some time
     assert values["sidecar-available"] == 0
+    # The cache is on (the default) but knows no offset: alice's three actions are misses;
+    # admin's never reach it, and by-resource-type checks are not cached.
+    assert (values["decision-cache-misses-total"], values["decision-cache-hits-total"]) == (3, 0)
     for metric in out["metrics"]:  # the broker's tags for its authorizer plugin (KIP-877)
         assert metric["tags"] == {
             "config": "authorizer.class.name", "class": "AclstoreAuthorizer", "role": "broker"
@@ -132,6 +136,7 @@ def test_over_https_the_sidecar_is_asked_only_when_its_certificate_is_trusted(
     assert trusted["byResourceType"] == "ALLOWED"
     values = {m["name"]: m["value"] for m in trusted["metrics"]}
     assert (values["sidecar-failures-total"], values["sidecar-calls-total"]) == (0, 2)
+    assert values["sidecar-call-time-ns-total"] > 0
     monkeypatch.delenv("JAVA_TOOL_OPTIONS")
     pem = json.loads(_run(node.url, f"aclstore.ssl.ca.location={trust_store.with_name('server.pem')}"))
     assert pem["alice"] == ["ALLOWED", "ALLOWED", "ALLOWED"]  # trusting the PEM file alone

@@ -72,6 +72,8 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     private final AtomicLong failClosedDenials = new AtomicLong();
     private final AtomicLong sidecarFailures = new AtomicLong();
     private final AtomicLong sidecarCalls = new AtomicLong();
+    /** Nanoseconds request handler threads spent in decision calls (answered or not). */
+    private final AtomicLong sidecarCallNanos = new AtomicLong();
     private volatile boolean sidecarAvailable = true;
     private volatile long lastUnavailableLogMs;
     /**
@@ -86,6 +88,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
     /** Names this cache's lease on the sidecar (one per authorizer instance). */
     private final String subscriber = "aclstore-authorizer-" + java.util.UUID.randomUUID();
     private final AtomicLong cacheHits = new AtomicLong();
+    private final AtomicLong cacheMisses = new AtomicLong();
     static final int CACHE_MAX_ENTRIES = 100_000;
 
     @Override
@@ -113,12 +116,22 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         metrics.addMetric(metrics.metricName("sidecar-calls-total",
                 "Calls to the aclstore sidecar", tags),
                 (Gauge<Long>) (cfg, now) -> sidecarCalls.get());
+        metrics.addMetric(metrics.metricName("sidecar-call-time-ns-total",
+                "Nanoseconds request handler threads spent waiting for decision calls to the "
+                + "aclstore sidecar, answered or not; divided by sidecar-calls-total, the mean "
+                + "round trip", tags),
+                (Gauge<Long>) (cfg, now) -> sidecarCallNanos.get());
         metrics.addMetric(metrics.metricName("sidecar-available",
                 "1 when the last call to the aclstore sidecar was answered, else 0", tags),
                 (Gauge<Integer>) (cfg, now) -> sidecarAvailable ? 1 : 0);
         metrics.addMetric(metrics.metricName("decision-cache-hits-total",
                 "Actions answered from the decision cache without asking the sidecar", tags),
                 (Gauge<Long>) (cfg, now) -> cacheHits.get());
+        metrics.addMetric(metrics.metricName("decision-cache-misses-total",
+                "Actions the decision cache did not answer: asked of the aclstore sidecar, or "
+                        + "failed closed while it is away (every action when the cache is off); "
+                        + "the hit rate is hits / (hits + misses)", tags),
+                (Gauge<Long>) (cfg, now) -> cacheMisses.get());
     }
 
     // --- start ---------------------------------------------------------------------------------
@@ -257,6 +270,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
         if (asked.isEmpty()) {
             return Arrays.asList(results);
         }
+        cacheMisses.addAndGet(asked.size());
         ObjectNode body = Wire.authorizeRequest(principal, host, items);
         JsonNode answer = call(Wire.AUTHORIZE, body, principal, actions.size());
         if (answer == null) {
@@ -312,8 +326,10 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
             return null;
         }
         sidecarCalls.incrementAndGet();
+        long started = System.nanoTime();
         try {
             JsonNode answer = sidecar.decide(path, body);
+            sidecarCallNanos.addAndGet(System.nanoTime() - started);
             retryAfterNanos = 0;
             if (!sidecarAvailable) {
                 sidecarAvailable = true;
@@ -323,6 +339,7 @@ public final class AclstoreAuthorizer implements Authorizer, Monitorable {
             }
             return answer;
         } catch (SidecarException e) {
+            sidecarCallNanos.addAndGet(System.nanoTime() - started);
             if (e.unavailable()) {
                 sidecarFailures.incrementAndGet();
                 retryAfterNanos = System.nanoTime() + config.readyPoll().toNanos();
