@@ -11,16 +11,21 @@ import importlib
 import inspect
 import pkgutil
 import sys
+from pathlib import Path
 
 import bench
 from bench.report import print_targets
 
 
 def available() -> list[str]:
+    """The benchmarks: the modules of ``bench/`` that define ``run`` (read, not imported: the
+    helpers beside them, ``report``, ``process``, ``produce`` and the ``_`` ones, are not)."""
+    folder = Path(bench.__file__).parent
     return sorted(
         info.name
         for info in pkgutil.iter_modules(bench.__path__)
-        if info.name not in {"report", "__main__"} and not info.name.startswith("_")
+        if not info.name.startswith("_")
+        and "\ndef run(" in (folder / f"{info.name}.py").read_text(encoding="utf-8")
     )
 
 
