@@ -19,6 +19,12 @@ from urllib.parse import urlsplit
 
 from replicator.client.config import ClientConfig
 from replicator.contract import endpoints
+from replicator.contract.access import (
+    DowngradeCheckAnswer,
+    DowngradeCheckRequest,
+    DryRunAnswer,
+    DryRunRequest,
+)
 from replicator.contract.answers import (
     AlterAclsAnswer,
     AlterConfigsAnswer,
@@ -203,6 +209,20 @@ class StoreClient:
             deletes=list(deletes), creates=list(creates), configs=dict(configs or {})
         )
         return self.send(endpoints.ALTER_ACLS, request)
+
+    def dry_run_acls(
+        self, *, creates: Sequence[AclBinding] = (), deletes: Sequence[AclBindingFilter] = (),
+        min_offset: int | None = None,
+    ) -> DryRunAnswer:  # fmt: skip
+        """The access creating ``creates`` and deleting with ``deletes`` would widen and
+        narrow, judged by the node against its own state; nothing is written."""
+        request = DryRunRequest(creates=list(creates), deletes=list(deletes), min_offset=min_offset)
+        return self.send(endpoints.DRY_RUN, request)
+
+    def downgrade_check(self, to: int, *, min_offset: int | None = None) -> DowngradeCheckAnswer:
+        """What a replica of event format ``to`` (ignoring what it cannot read) would decide
+        differently from the live state, judged by the node."""
+        return self.send(endpoints.DOWNGRADE_CHECK, DowngradeCheckRequest(to=to, min_offset=min_offset))
 
     # --- configs (KIP-133) and the node -------------------------------------------------------
 

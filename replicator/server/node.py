@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from replicator.access.analyst import AccessAnalyst
 from replicator.contract.openapi import openapi_bytes
 from replicator.replica import Replica, ReplicaSettings
 from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, AuditSinkOpener
@@ -214,9 +215,11 @@ class Node:
             kerberos_rules=s.kerberos_rules,
             kerberos_default_realm=s.kerberos_default_realm,
         )
+        admin = self.admin
+        analyst = AccessAnalyst(self.replica.index, admin.sync)
         service = SidecarService(
             replica=self.replica, admin=self.admin, policy=policy, identities=identities,
-            metrics=self.metrics, audit=self.audit, openapi=openapi_bytes(),
+            metrics=self.metrics, audit=self.audit, openapi=openapi_bytes(), analyst=analyst,
         )  # fmt: skip
         tls_context = s.tls.server_context() if s.tls is not None else None
         try:
