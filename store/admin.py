@@ -228,6 +228,17 @@ class AclAdmin:
 
     # --- authorization ----------------------------------------------------------------------
 
+    def require_cluster(
+        self, actor: KafkaPrincipal | str, host: str, operation: AclOperation, why: str,
+        *, timeout: float | None = None,
+    ) -> str:  # fmt: skip
+        """The actor, if it holds ``operation`` on the CLUSTER as this admin's requests check
+        it (after catching up with the log); else :class:`ClusterAuthorizationError` saying it
+        is needed to ``why``.  For a node's reads that are not the admin's own (a dry run)."""
+        with self._lock:
+            self._sync(self._deadline(timeout))
+            return self._require(actor, host, operation, why)
+
     def _require(
         self, actor: KafkaPrincipal | str, host: str, operation: AclOperation, why: str
     ) -> str:

@@ -92,7 +92,8 @@ class AccessAnalyst:
         return dry_run_answer(read, settings, plan, view.position.offset).to_json()
 
     def _small(self, read: IndexRead, plan: PlannedChange) -> bool:
-        """Whether the subtrees the change reaches hold at most ``in_process_limit`` bindings."""
+        """Whether the regions the change reaches are small: the bindings under its prefixes
+        and one per literal, ``in_process_limit`` at most."""
         focus = StateChange.of_bindings(log_settings({}), plan.added, plan.removed).focus()
         if focus is None:
             return False
@@ -101,10 +102,10 @@ class AccessAnalyst:
             for pt, name in patterns:
                 if (pt is PREFIXED and name == "") or name == WILDCARD_RESOURCE:
                     return False
-                if pt is PREFIXED:
-                    budget -= read.count_under(rt, name, budget + 1)
-                    if budget < 0:
-                        return False
+                # a literal's region is a few point reads; a prefix's, its subtree
+                budget -= read.count_under(rt, name, budget + 1) if pt is PREFIXED else 1
+                if budget < 0:
+                    return False
         return True
 
     def downgrade_check(

@@ -399,16 +399,9 @@ class SidecarService:
     # --- the access diff, answered where the state is ------------------------------------------
 
     def _require_cluster(self, request: HttpRequest, operation: AclOperation, why: str) -> AccessAnalyst:
-        """The authenticated caller holds ``operation`` on the CLUSTER (as the admin API's reads
-        need), and the node answers access-diff questions."""
-        caller = self._admin_principal(request)
-        probe = Action(operation, ResourceType.CLUSTER, CLUSTER_NAME)
-        if self.replica.authorize(caller, request.address, [probe]).value[0].result is not ALLOWED:
-            raise ClusterAuthorizationError(
-                f"{caller} from {request.address} is not authorized to {operation.name} the "
-                f"CLUSTER resource, which is needed to {why}: add an ALLOW ACL for it (or use "
-                "a super user's credential)"
-            )
+        """The authenticated caller holds ``operation`` on the CLUSTER (checked as the admin API
+        checks its reads), and the node answers access-diff questions."""
+        self.admin.require_cluster(self._admin_principal(request), request.address, operation, why)
         if self.analyst is None:
             raise StoreError(f"this node does not answer access-diff questions (needed to {why})")
         return self.analyst
