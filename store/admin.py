@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from store.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
 from store.authorizer import Action, authorize
 from store.codec import AvroEventCodec, EventCodec, binding_key, config_key
-from store.downgrade import analyse_downgrade, downgrade_refusal
+from store.downgrade import DowngradeAnalyst, analyse_downgrade, downgrade_refusal
 from store.errors import ClusterAuthorizationError, InvalidRequestError, StoreError
 from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
 from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogUnavailableError
@@ -176,6 +176,7 @@ class AclAdmin:
         codec: EventCodec | None = None,
         super_users: Iterable[str] = (),
         alter_config_policy: AlterConfigPolicy | None = None,
+        downgrade_analyst: DowngradeAnalyst | None = None,
         validation_layer: ValidationLayer = ValidationLayer.BROKER,
         skip_offsets: Iterable[int] = (),
         timeout: float = 10.0,
@@ -185,6 +186,7 @@ class AclAdmin:
         self.codec = codec or AvroEventCodec()
         self.super_users = frozenset(str(KafkaPrincipal.parse(u)) for u in super_users)
         self.policy = alter_config_policy
+        self.downgrade_analyst = downgrade_analyst
         self.validation_layer = validation_layer
         self.skip_offsets = frozenset(skip_offsets)
         self.timeout = timeout
@@ -539,12 +541,13 @@ class AclAdmin:
         if target is None:
             return None
         version = format_version_of(target)
-        analysis = analyse_downgrade(
-            self.state.index.bindings(),
-            self.state.settings,
-            version,
-            local_super_users=self.super_users,
-        )
+        if self.downgrade_analyst is not None:
+            analysis = self.downgrade_analyst(version, self.state.offset)
+        else:
+            analysis = analyse_downgrade(
+                self.state.index.bindings(), self.state.settings, version,
+                local_super_users=self.super_users,
+            )  # fmt: skip
         refusal = downgrade_refusal(analysis)
         if refusal is None:
             return None

@@ -12,7 +12,7 @@ access that would widen with a witness request.  Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from store.access_diff import AccessDiff, AclState, access_diff, older_reader_state
@@ -34,6 +34,12 @@ class DowngradeAnalysis:
     version: int
     ignored: tuple[AclBinding, ...]
     diff: AccessDiff
+
+
+DowngradeAnalyst = Callable[[int, int], DowngradeAnalysis]
+"""``(version, offset) -> analysis``: :func:`analyse_downgrade` of the live state at ``offset``
+(at least) done elsewhere, with the same local super users: a node asks a process of its own
+over its index, so that the gate's walk takes nothing from its decisions."""
 
 
 def analyse_downgrade(

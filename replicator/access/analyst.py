@@ -27,8 +27,10 @@ from replicator.access.worker import AnalysisError
 from replicator.contract.access import DowngradeCheckAnswer, DowngradeCheckRequest, DryRunRequest
 from replicator.index.records import IndexPosition
 from replicator.index.view import IndexView
+from store.access_diff import AccessDiff
 from store.access_stream import PREFIXED, StateChange
 from store.acl import WILDCARD_RESOURCE, AclBinding
+from store.downgrade import DowngradeAnalysis
 
 IN_PROCESS_LIMIT = 50_000
 """Bindings under a dry run's changed prefixes, at most, for it to run in the node."""
@@ -68,9 +70,12 @@ class AccessAnalyst:
         self.python = python
         self._worker = threading.Lock()
 
-    def _caught_up(self, min_offset: int | None) -> int:
+    def _log_end(self, min_offset: int | None) -> int:
         """The offset to answer from: the log end now, or ``min_offset`` if later."""
-        target = max(self.log_end(), -1 if min_offset is None else min_offset)
+        return max(self.log_end(), -1 if min_offset is None else min_offset)
+
+    def _caught_up(self, target: int) -> int:
+        """Wait until the index has applied ``target``."""
         reached = self.index.wait_applied(target, self.wait_s)
         if reached.offset < target:
             raise AnalysisError(
@@ -81,7 +86,7 @@ class AccessAnalyst:
 
     def dry_run(self, request: DryRunRequest) -> bytes | dict[str, Any]:
         """The dry run's answer: a JSON value built here, or the worker's bytes."""
-        target = self._caught_up(request.min_offset)
+        target = self._caught_up(self._log_end(request.min_offset))
         view = self.index.view()
         read = IndexRead(view.patterns(), view)
         creates = [b for b in request.creates if isinstance(b, AclBinding)]
@@ -112,16 +117,19 @@ class AccessAnalyst:
         self, request: DowngradeCheckRequest, *, local_super_users: Sequence[str] = ()
     ) -> bytes:
         """The downgrade check's answer, as the worker wrote it."""
-        target = self._caught_up(request.min_offset)
+        target = self._caught_up(self._log_end(request.min_offset))
         return self._ask_worker("downgrade_check", request.to_json(), target, local_super_users)
 
-    def format_gate(self, to: int, at_offset: int, local_super_users: Sequence[str]) -> DowngradeCheckAnswer:
-        """The format gate's question: a downgrade check at ``at_offset`` at least (the
-        admin's), with the node's static super users on both sides."""
+    def format_gate(self, to: int, at_offset: int, local_super_users: Sequence[str]) -> DowngradeAnalysis:
+        """The format gate's question (:data:`store.downgrade.DowngradeAnalyst`): a downgrade
+        check at ``at_offset`` at least (the admin's, which holds its lock meanwhile), with the
+        node's static super users on both sides."""
         self._caught_up(at_offset)
         request = DowngradeCheckRequest(to=to).to_json()
         body = self._ask_worker("downgrade_check", request, at_offset, local_super_users)
-        return DowngradeCheckAnswer.from_json(json.loads(body))
+        answer = DowngradeCheckAnswer.from_json(json.loads(body))
+        diff = AccessDiff(tuple(answer.widened), tuple(answer.narrowed))
+        return DowngradeAnalysis(to, tuple(answer.ignored), diff)
 
     def _ask_worker(
         self, question: str, body: dict[str, Any], offset: int, local_super_users: Sequence[str] = ()

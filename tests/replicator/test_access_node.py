@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sidecar_support import admin_client, create_acls, start_node
+from sidecar_support import ADMIN, admin_client, create_acls, start_node
 
 from replicator.access.analyst import AccessAnalyst
-from replicator.client import StoreClient
+from replicator.client import StoreClient, StoreClientError
 from replicator.contract.access import DryRunAnswer, DryRunRequest
 from replicator.server.node import Node
 from store.access_diff import AccessDiff, AclState, access_diff, compact, older_reader_state
@@ -28,6 +28,8 @@ from store.acl import (
     PatternType,
     ResourceType,
 )
+from store.downgrade import analyse_downgrade, downgrade_refusal
+from store.settings import StoreSettings
 
 pytestmark = pytest.mark.unit
 
@@ -133,3 +135,19 @@ def test_a_dry_run_needs_a_change_and_describe_on_the_cluster(
         client.dry_run_acls()
     with pytest.raises(Exception, match="must be an event format"):
         client.call("POST", "/v1/format/downgrade-check", {"to": 0})
+
+
+def test_the_nodes_format_gate_refuses_as_the_in_process_gate(
+    filled: tuple[Node, StoreClient, AclState],
+) -> None:
+    """The node's gate (the node asks its worker) against :func:`store.downgrade` run here
+    on the same state: both refuse, naming the same number of ignored bindings."""
+    _, client, state = filled
+    settings = StoreSettings({"super.users": "User:root"})
+    here = downgrade_refusal(analyse_downgrade(state.bindings, settings, 1, local_super_users=[ADMIN]))
+    assert here is not None
+    with pytest.raises(StoreClientError) as refused:
+        client.alter_configs({"acl.format.version": "1"})
+    ignored = len(older_reader_state(state, 1)[0].bindings ^ state.bindings)
+    assert f"ignores {ignored} live binding(s)" in refused.value.message
+    assert type(here).__name__ == refused.value.error
