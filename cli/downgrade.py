@@ -17,9 +17,11 @@ from cli import acl_command as ac
 from cli.access_output import delta_json, print_diff_table
 from cli.common import FAILURE_EXIT, add_client_options, store_client
 from cli.downgrade_watch import add_watch_options
-from cli.output import print_json, print_offset
+from cli.output import print_json_items, print_offset
 from replicator.contract.bindings import binding_json
 from store.access_diff import AccessDiff
+
+_LISTS = frozenset({"ignored", "widened", "narrowed"})
 
 
 def downgrade_check(args: argparse.Namespace) -> int:
@@ -33,15 +35,15 @@ def downgrade_check(args: argparse.Namespace) -> int:
         answer = client.downgrade_check(args.to)
     diff = AccessDiff(tuple(answer.widened), tuple(answer.narrowed))
     if args.format == "json":
-        print_json({
-            "safe": answer.safe,
-            "to": args.to,
-            "ignored": [binding_json(b) for b in answer.ignored],
-            "stopping": answer.stopping,
-            "widened": [delta_json(r) for r in diff.widened],
-            "narrowed": [delta_json(r) for r in diff.narrowed],
-            "offset": answer.offset,
-        })  # fmt: skip
+        print_json_items([
+            ("safe", answer.safe),
+            ("to", args.to),
+            ("ignored", map(binding_json, answer.ignored)),
+            ("stopping", answer.stopping),
+            ("widened", map(delta_json, diff.widened)),
+            ("narrowed", map(delta_json, diff.narrowed)),
+            ("offset", answer.offset),
+        ], _LISTS)  # fmt: skip
     else:
         verdict = "SAFE: no access would widen" if answer.safe else "UNSAFE: access would widen"
         print(f"Downgrade to event format v{args.to}: {verdict}")
