@@ -32,8 +32,9 @@ from store.access_stream import PREFIXED, StateChange
 from store.acl import WILDCARD_RESOURCE, AclBinding
 from store.downgrade import DowngradeAnalysis
 
-IN_PROCESS_LIMIT = 50_000
-"""Bindings under a dry run's changed prefixes, at most, for it to run in the node."""
+IN_PROCESS_LIMIT = 10_000
+"""Bindings under a dry run's changed prefixes (and one per literal), at most, for it to run
+in the node: a walk of tens of milliseconds that shares the interpreter with decisions."""
 WORKER_TIMEOUT_S = 1800.0
 
 
