@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from store.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
 from store.authorizer import Action, authorize
 from store.codec import AvroEventCodec, EventCodec, binding_key, config_key
-from store.downgrade import DowngradeAnalyst, analyse_downgrade, downgrade_refusal
+from store.downgrade import DowngradeAnalyst, DowngradeVerdict, analyse_downgrade
 from store.errors import ClusterAuthorizationError, InvalidRequestError, StoreError
 from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
 from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogUnavailableError
@@ -542,19 +542,18 @@ class AclAdmin:
             return None
         version = format_version_of(target)
         if self.downgrade_analyst is not None:
-            analysis = self.downgrade_analyst(version, self.state.offset)
+            verdict = self.downgrade_analyst(version, self.state.offset)
         else:
-            analysis = analyse_downgrade(
+            verdict = DowngradeVerdict.of(analyse_downgrade(
                 self.state.index.bindings(), self.state.settings, version,
                 local_super_users=self.super_users,
-            )  # fmt: skip
-        refusal = downgrade_refusal(analysis)
-        if refusal is None:
+            ))  # fmt: skip
+        if verdict.refusal is None:
             return None
         if force_reason is None:
-            raise refusal
+            raise verdict.refusal
         return (
             f"lowered from {self.state.settings.format_version} to {version} with "
-            f"{len(analysis.ignored)} binding(s) an older reader ignores and "
-            f"{len(analysis.diff.widened)} widened access set(s): {force_reason.strip()}"
+            f"{verdict.ignored} binding(s) an older reader ignores and "
+            f"{verdict.widened} widened access set(s): {force_reason.strip()}"
         )

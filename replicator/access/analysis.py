@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from replicator.contract.access import DowngradeCheckAnswer, DryRunAnswer
 from replicator.index.patterns import IndexPatterns
 from replicator.index.view import IndexView
-from store.access_diff import AccessDelta, AclState, Change
+from store.access_diff import AccessDelta, AccessDiff, AclState, Change
 from store.access_stream import Listed, PatternSource, StateChange, settings_state, streamed_diff
 from store.acl import AclBinding, AclBindingFilter, PatternType, ResourceType
 from store.authorizer import AuthorizerConfig
+from store.downgrade import DowngradeAnalysis, DowngradeVerdict, UnsafeFormatDowngradeError
+from store.errors import InvalidConfigError
 
 
 class IndexRead:
@@ -110,3 +112,32 @@ def downgrade_answer(
         safe=not widened, to=to, ignored=ignored, stopping=len(ignored), widened=widened,
         narrowed=narrowed, offset=offset,
     )  # fmt: skip
+
+
+_REFUSALS: dict[str, type[InvalidConfigError]] = {
+    cls.__name__: cls for cls in (InvalidConfigError, UnsafeFormatDowngradeError)
+}
+
+
+def verdict_json(answer: DowngradeCheckAnswer) -> dict[str, object]:
+    """The format gate's verdict on a downgrade check (:class:`store.downgrade.DowngradeVerdict`),
+    as the worker hands it to the node: a few bytes, whatever the answer's size."""
+    analysis = DowngradeAnalysis(answer.to, tuple(answer.ignored), AccessDiff(tuple(answer.widened), ()))
+    verdict = DowngradeVerdict.of(analysis)
+    refusal = verdict.refusal
+    return {
+        "refusal": None if refusal is None else {"error": type(refusal).__name__, "message": refusal.message},
+        "ignored": verdict.ignored,
+        "widened": verdict.widened,
+    }
+
+
+def verdict_of(value: dict[str, object]) -> DowngradeVerdict:
+    """:func:`verdict_json` read back."""
+    refusal = value["refusal"]
+    error: InvalidConfigError | None = None
+    if isinstance(refusal, dict):
+        error = _REFUSALS.get(str(refusal["error"]), InvalidConfigError)(str(refusal["message"]))
+    ignored, widened = value["ignored"], value["widened"]
+    assert isinstance(ignored, int) and isinstance(widened, int)
+    return DowngradeVerdict(error, ignored, widened)

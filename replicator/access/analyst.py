@@ -22,15 +22,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from replicator.access.analysis import IndexRead, PlannedChange, dry_run_answer, log_settings, planned_change
+from replicator.access.analysis import (
+    IndexRead,
+    PlannedChange,
+    dry_run_answer,
+    log_settings,
+    planned_change,
+    verdict_of,
+)
 from replicator.access.worker import AnalysisError
-from replicator.contract.access import DowngradeCheckAnswer, DowngradeCheckRequest, DryRunRequest
+from replicator.contract.access import DowngradeCheckRequest, DryRunRequest
 from replicator.index.records import IndexPosition
 from replicator.index.view import IndexView
-from store.access_diff import AccessDiff
 from store.access_stream import PREFIXED, StateChange
 from store.acl import WILDCARD_RESOURCE, AclBinding
-from store.downgrade import DowngradeAnalysis
+from store.downgrade import DowngradeVerdict
 
 IN_PROCESS_LIMIT = 10_000
 """Bindings under a dry run's changed prefixes (and one per literal), at most, for it to run
@@ -121,16 +127,15 @@ class AccessAnalyst:
         target = self._caught_up(self._log_end(request.min_offset))
         return self._ask_worker("downgrade_check", request.to_json(), target, local_super_users)
 
-    def format_gate(self, to: int, at_offset: int, local_super_users: Sequence[str]) -> DowngradeAnalysis:
+    def format_gate(self, to: int, at_offset: int, local_super_users: Sequence[str]) -> DowngradeVerdict:
         """The format gate's question (:data:`store.downgrade.DowngradeAnalyst`): a downgrade
         check at ``at_offset`` at least (the admin's, which holds its lock meanwhile), with the
-        node's static super users on both sides."""
+        node's static super users on both sides; the worker answers with the verdict alone,
+        so the node parses a few bytes while its decisions go on."""
         self._caught_up(at_offset)
         request = DowngradeCheckRequest(to=to).to_json()
-        body = self._ask_worker("downgrade_check", request, at_offset, local_super_users)
-        answer = DowngradeCheckAnswer.from_json(json.loads(body))
-        diff = AccessDiff(tuple(answer.widened), tuple(answer.narrowed))
-        return DowngradeAnalysis(to, tuple(answer.ignored), diff)
+        body = self._ask_worker("format_gate", request, at_offset, local_super_users)
+        return verdict_of(json.loads(body))
 
     def _ask_worker(
         self, question: str, body: dict[str, Any], offset: int, local_super_users: Sequence[str] = ()

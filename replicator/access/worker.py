@@ -8,10 +8,12 @@ the node's index (:func:`replicator.index.tables.open_secondary`): it catches up
 least ``--catch-up-to`` (the offset the node asks about), and then every iterator reads that
 one state.
 
-QUESTION is ``dry_run`` or ``downgrade_check``; the request body (the contract's
-:class:`~replicator.contract.access.DryRunRequest` or
+QUESTION is ``dry_run``, ``downgrade_check`` or ``format_gate``; the request body (the
+contract's :class:`~replicator.contract.access.DryRunRequest` or
 :class:`~replicator.contract.access.DowngradeCheckRequest`) comes on stdin, and the answer
-body goes to stdout, as the node sends it on.  ``--local-super-user`` (the node's static
+body goes to stdout, as the node sends it on; ``format_gate`` answers with the gate's
+verdict alone (:func:`replicator.access.analysis.verdict_json`), so that the node reads a few
+bytes instead of every row.  ``--local-super-user`` (the node's static
 ``super.users``) count on both sides of a downgrade, as the format gate counts them.  A
 failure is a message on stderr and exit code 1.
 """
@@ -36,8 +38,14 @@ from replicator.access.analysis import (
     dry_run_answer,
     log_settings,
     planned_change,
+    verdict_json,
 )
-from replicator.contract.access import DryRunRequest, downgrade_check_request, dry_run_request
+from replicator.contract.access import (
+    DowngradeCheckAnswer,
+    DryRunRequest,
+    downgrade_check_request,
+    dry_run_request,
+)
 from replicator.contract.declare import Message
 from replicator.errors import ReplicaError
 from replicator.index import meta
@@ -46,6 +54,7 @@ from replicator.index.tables import Tables, open_secondary
 from replicator.index.view import IndexView
 from store.acl import AclBinding
 
+QUESTIONS = ("dry_run", "downgrade_check", "format_gate")
 CATCH_UP_TIMEOUT_S = 30.0
 NICENESS = 10
 """How much lower the worker's CPU priority is than the node's."""
@@ -96,10 +105,11 @@ def _caught_up(db: Any, tables: Tables, offset: int, timeout_s: float) -> meta.S
 
 def answer(index_dir: Path, question: str, body: Any, *, catch_up_to: int = -1,
            local_super_users: Sequence[str] = ()) -> Message:  # fmt: skip
-    """The answer to ``question`` (``dry_run`` or ``downgrade_check``) about the index in
-    ``index_dir``, at an offset of at least ``catch_up_to``."""
-    if question not in ("dry_run", "downgrade_check"):
-        raise AnalysisError(f"no question {question!r}; ask dry_run or downgrade_check")
+    """The answer to ``question`` (``dry_run``, or ``downgrade_check`` and ``format_gate``,
+    whose bodies are the same) about the index in ``index_dir``, at an offset of at least
+    ``catch_up_to``."""
+    if question not in QUESTIONS:
+        raise AnalysisError(f"no question {question!r}; ask one of {', '.join(QUESTIONS)}")
     request = dry_run_request(body) if question == "dry_run" else downgrade_check_request(body)
     secondary = Path(tempfile.mkdtemp(prefix="secondary-", dir=index_dir.parent))
     db = None
@@ -129,7 +139,7 @@ def answer(index_dir: Path, question: str, body: Any, *, catch_up_to: int = -1,
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m replicator.access.worker")
     parser.add_argument("index_dir", type=Path)
-    parser.add_argument("question", choices=("dry_run", "downgrade_check"))
+    parser.add_argument("question", choices=QUESTIONS)
     parser.add_argument("--catch-up-to", type=int, default=-1)
     parser.add_argument("--local-super-user", action="append", default=[])
     args = parser.parse_args(argv)
@@ -142,8 +152,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         print(f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
         return 1
+    if args.question == "format_gate":
+        assert isinstance(result, DowngradeCheckAnswer)
+        written: Any = verdict_json(result)
+    else:
+        written = result.to_json()
     out = sys.stdout.buffer
-    out.write(json.dumps(result.to_json(), separators=(",", ":")).encode("utf-8"))
+    out.write(json.dumps(written, separators=(",", ":")).encode("utf-8"))
     out.flush()
     return 0
 
