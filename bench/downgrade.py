@@ -113,6 +113,19 @@ def _wait_ready(port: int, timeout_s: float) -> float:
     raise RuntimeError(f"the node was not ready within {timeout_s:g} s")
 
 
+def _admin_loaded(where: list[str]) -> float:
+    """Seconds until ``configs --describe`` answers: the node's admin reads the whole log on
+    its first request, within that request's timeout, and goes on from where it got to on
+    the next one."""
+    started = time.perf_counter()
+    while True:
+        done = run_command(aclstore_argv("configs", *where, "--describe"))
+        if done.returncode == 0:
+            return time.perf_counter() - started
+        if b"could not read" not in done.stderr or time.perf_counter() - started > 3600:
+            done.check()
+
+
 DRY_RUNS = (
     "--allow-principal User:new --operation Read --topic team3.app7.events",
     "--deny-principal User:svc1 --operation Write --topic team5.app2. --resource-pattern-type prefixed",
@@ -186,8 +199,7 @@ def _run(size: int, tmp: Path) -> list[Target]:
         figure("node ready after", _wait_ready(server.port, 3600), "s")
         admin = str(data_dir / "admin.properties")
         where = ["--store", server.url, "--command-config", admin]
-        warm = run_command(aclstore_argv("configs", *where, "--describe")).check()
-        figure("the admin's first read of the log (configs --describe)", warm.wall_s, "s")
+        figure("the admin's first read of the log (configs --describe, retried)", _admin_loaded(where), "s")
         figure("node RSS", RssWatch(server.process.pid).start / 1e6, "MB")
         print(f"  load average: {load_average()}", flush=True)
 
