@@ -518,6 +518,8 @@ class AclAdmin:
             if not configs:
                 raise InvalidRequestError("alter_configs needs at least one setting")
             forced = self._check_configs(configs, principal, force_reason)
+            # a format gate's analysis may take minutes at scale: the append has its own time
+            deadline = self._deadline(timeout)
             changed = [n for n, v in configs.items() if self.state.configs.get(n) != v]
             if validate_only or not changed:
                 return AlterConfigsResult((), self.state.offset, validate_only)

@@ -9,7 +9,7 @@ applied them), as ``describe-configs`` shows them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from replicator.contract.access import DowngradeCheckAnswer, DryRunAnswer
@@ -99,14 +99,16 @@ def dry_run_answer(
 
 def downgrade_answer(
     source: PatternSource, settings: AclState, to: int, offset: int, *,
-    local_super_users: Iterable[str] = (),
+    local_super_users: Iterable[str] = (), on_read: Callable[[int], None] | None = None,
 ) -> DowngradeCheckAnswer:  # fmt: skip
     """What a replica of event format ``to`` with ``too_new_events=ignore`` would decide
     differently; the bindings it ignores are collected as the walk drops them.
-    ``local_super_users`` (a node's static ``super.users``) count on both sides."""
+    ``local_super_users`` (a node's static ``super.users``) count on both sides; ``on_read``
+    hears how many bindings were read, now and then."""
     ignored: list[AclBinding] = []
     change = StateChange.downgrade(settings, to, local_super_users)
-    widened, narrowed = _split(streamed_diff(source, change, on_dropped=ignored.append))
+    rows = streamed_diff(source, change, on_dropped=ignored.append, on_read=on_read)
+    widened, narrowed = _split(rows)
     ignored.sort()
     return DowngradeCheckAnswer(
         safe=not widened, to=to, ignored=ignored, stopping=len(ignored), widened=widened,

@@ -88,6 +88,12 @@ def secondary_read(tables: Tables, stored: meta.StoredMeta) -> IndexRead:
     return IndexRead(IndexPatterns(tables.acl.iter, lengths, lazy=True), view)
 
 
+def _stop_if_orphaned(parent: int) -> None:
+    """Stop when the node that asked is gone: nobody would read the answer."""
+    if os.getppid() != parent:
+        raise AnalysisError(f"the node (pid {parent}) that asked stopped; the analysis stops too")
+
+
 def _caught_up(db: Any, tables: Tables, offset: int, timeout_s: float) -> meta.StoredMeta:
     deadline = time.monotonic() + timeout_s
     while True:
@@ -129,7 +135,11 @@ def answer(index_dir: Path, question: str, body: Any, *, catch_up_to: int = -1,
             creates = [b for b in request.creates if isinstance(b, AclBinding)]
             plan = planned_change(source, creates, request.deletes)
             return dry_run_answer(source, settings, plan, offset)
-        return downgrade_answer(source, settings, request.to, offset, local_super_users=local_super_users)
+        parent = os.getppid()
+        return downgrade_answer(
+            source, settings, request.to, offset, local_super_users=local_super_users,
+            on_read=lambda _: _stop_if_orphaned(parent),
+        )  # fmt: skip
     finally:
         if db is not None:
             db.close()
