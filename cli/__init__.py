@@ -22,33 +22,38 @@ one JSON document that includes the log offset the answer reflects.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from cli import (
-    acls,
-    audit,
-    authorize,
-    configs,
-    credentials,
-    downgrade,
-    history,
-    serve,
-    spark_connect,
-    status,
-)
 from cli.common import FAILURE_EXIT, USAGE_EXIT, Parser, __version__
-from cli.configs import parse_add_config
 from store.errors import InvalidConfigError, InvalidRequestError, StoreError
 
 __all__ = ["FAILURE_EXIT", "USAGE_EXIT", "__version__", "build_parser", "main", "parse_add_config"]
 
-# In the order ``aclstore --help`` lists them.
-_COMMANDS = (serve, acls, authorize, configs, status, credentials, history, audit, downgrade, spark_connect)
+# The command names and the modules that declare them, in the order ``aclstore --help`` lists
+# them.  A command line that names one imports that module alone: a command pays for its own
+# imports (pyarrow, confluent_kafka, Spark) and no other's.
+_COMMANDS: dict[str, str] = {
+    "serve": "serve", "acls": "acls", "authorize": "authorize", "configs": "configs",
+    "status": "status", "credentials": "credentials", "history": "history", "audit": "audit",
+    "downgrade-check": "downgrade", "spark-connect": "spark_connect",
+}  # fmt: skip
 
 
-def build_parser() -> argparse.ArgumentParser:
+def __getattr__(name: str) -> Any:
+    """``cli.parse_add_config``, imported when asked for."""
+    if name == "parse_add_config":
+        from cli.configs import parse_add_config
+
+        return parse_add_config
+    raise AttributeError(f"module 'cli' has no attribute {name!r}")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``only`` (a command's name) that command alone."""
     parser = Parser(
         prog="aclstore",
         description="An event-sourced Apache Kafka ACL store with replicas.",
@@ -59,14 +64,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"aclstore {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for command in _COMMANDS:
-        command.add_parser(commands)
+    for name, module in _COMMANDS.items():
+        if only is None or only == name:
+            importlib.import_module(f"cli.{module}").add_parser(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words and words[0] in _COMMANDS else None)
+    args = parser.parse_args(words)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from cli import acl_command as ac
 from cli import dry_run
@@ -22,12 +22,14 @@ from cli.common import (
 )
 from cli.output import failed_results, first_failure, print_json, print_offset
 from replicator.client import StoreClient
-from replicator.client.kafka_acls import KafkaAclClient
 from replicator.contract.answers import CreateResult, DeleteResult
 from replicator.contract.bindings import binding_json
 from replicator.properties import read_properties
 from store.acl import AclBinding, AclBindingFilter
 from store.errors import StoreError
+
+if TYPE_CHECKING:  # confluent_kafka is imported only by a command that talks to a broker
+    from replicator.client.kafka_acls import KafkaAclClient
 
 
 def _acl_options(args: argparse.Namespace) -> ac.AclOptions:
@@ -121,7 +123,7 @@ def _option_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     raise SystemExit(OPTION_EXIT)
 
 
-AclClient = StoreClient | KafkaAclClient
+AclClient: TypeAlias = "StoreClient | KafkaAclClient"
 """The node's API, or a broker running aclstore's plugin (``--bootstrap-server``): the same
 requests and answer shapes, except that a broker's answers carry no log offset (None)."""
 
@@ -129,6 +131,8 @@ requests and answer shapes, except that a broker's answers carry no log offset (
 def _client(args: argparse.Namespace) -> AclClient:
     if args.bootstrap_server is None:
         return store_client(args)
+    from replicator.client.kafka_acls import KafkaAclClient
+
     properties = {} if args.command_config is None else read_properties(args.command_config)
     return KafkaAclClient(args.bootstrap_server, properties)
 

@@ -232,7 +232,8 @@ def _decide_regions(
     """The diff over ``regions`` (each with the bindings of both states that apply to it);
     ``folded``: :func:`compact` of it, without building the rows that fold away (a literal
     region's rows that fold into its parent's are not decided either: :func:`_join_plan`);
-    ``owns``: the keys of the regions decided here (None: every one)."""
+    ``owns``: whether the prefix region of a key (a prefix, ``""`` for the rest) is decided
+    here (None: every one)."""
     if folded:
         rows = _folded_rows(_Context(before, after), regions, owns)
     else:
@@ -657,6 +658,7 @@ def partial_diff(
     *,
     carved: Iterable[tuple[PatternType, str]] = (),
     folded: bool = False,
+    owns_prefix: Callable[[str], bool] | None = None,
 ) -> AccessDiff:
     """The diff over the regions of ``resource_type`` whose key ``owns`` accepts.
 
@@ -666,6 +668,9 @@ def partial_diff(
     the type, without their bindings, so that the regions' name sets carve them out.  The
     union over a partition of the keys is :func:`access_diff` (the Spark path, ``jobs/``).
     ``folded``: :func:`compact` of that diff, without building the rows that fold away.
+    ``owns_prefix``: which prefix regions are decided, when that differs from the literal
+    regions of the same names (None: ``owns`` for both); a PREFIXED ``a`` decided elsewhere
+    while the LITERAL ``a`` under it is decided here (:mod:`store.access_stream`).
     """
     patterns: dict[tuple[PatternType, str], _Sides] = {key: ([], []) for key in carved}
     for side, bindings in enumerate((before.bindings, after.bindings)):
@@ -674,8 +679,8 @@ def partial_diff(
                 patterns.setdefault((b.pattern_type, b.name), ([], []))[side].append(b)
     literals = sorted({n for pt, n in patterns if pt is PatternType.LITERAL})
     prefixes = sorted({n for pt, n in patterns if pt is PatternType.PREFIXED})
-    regions = _regions_of_type(resource_type, patterns, literals, prefixes, None, owns)
-    return _decide_regions(before, after, regions, folded=folded, owns=owns)
+    regions = _regions_of_type(resource_type, patterns, literals, prefixes, None, owns, owns_prefix)
+    return _decide_regions(before, after, regions, folded=folded, owns=owns_prefix or owns)
 
 
 class _NameSet:
@@ -725,11 +730,13 @@ def _regions_of_type(
     prefixes: Sequence[str],
     focus: set[str] | None,
     owns: Callable[[str], bool] | None = None,
+    owns_prefix: Callable[[str], bool] | None = None,
 ) -> Iterator[_Region]:
     """The regions of one type; ``literals`` and ``prefixes`` are the sorted pattern names.
 
     ``owns`` keeps only the regions whose key (literal name, prefix, ``""`` for the rest) it
-    accepts: one partition's share of a distributed diff.
+    accepts: one partition's share of a distributed diff; ``owns_prefix``, if given, decides
+    for the prefix regions instead.
     """
     literal_set, prefix_set = _NameSet(literals), _NameSet(prefixes)
     lengths = sorted({len(p) for p in prefixes}) if focus is None else _lengths(by_pattern)
@@ -776,8 +783,9 @@ def _regions_of_type(
     roots = ["", *prefixes] if "" not in prefix_set else list(prefixes)
     if focus is None or (WILDCARD_RESOURCE in focus and WILDCARD_RESOURCE in literal_set):
         keep = owns or (lambda key: True)
+        keep_prefix = owns_prefix or keep
         yield from (literal_region(name) for name in literals if keep(name))
-        yield from (prefix_region(prefix) for prefix in roots if keep(prefix))
+        yield from (prefix_region(prefix) for prefix in roots if keep_prefix(prefix))
         return
     visited_literals: set[str] = set()
     visited_prefixes: set[str] = set()

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from store.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
 from store.authorizer import Action, authorize
 from store.codec import AvroEventCodec, EventCodec, binding_key, config_key
-from store.downgrade import analyse_downgrade, downgrade_refusal
+from store.downgrade import DowngradeAnalyst, DowngradeVerdict, analyse_downgrade
 from store.errors import ClusterAuthorizationError, InvalidRequestError, StoreError
 from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
 from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogUnavailableError
@@ -176,6 +176,7 @@ class AclAdmin:
         codec: EventCodec | None = None,
         super_users: Iterable[str] = (),
         alter_config_policy: AlterConfigPolicy | None = None,
+        downgrade_analyst: DowngradeAnalyst | None = None,
         validation_layer: ValidationLayer = ValidationLayer.BROKER,
         skip_offsets: Iterable[int] = (),
         timeout: float = 10.0,
@@ -185,6 +186,7 @@ class AclAdmin:
         self.codec = codec or AvroEventCodec()
         self.super_users = frozenset(str(KafkaPrincipal.parse(u)) for u in super_users)
         self.policy = alter_config_policy
+        self.downgrade_analyst = downgrade_analyst
         self.validation_layer = validation_layer
         self.skip_offsets = frozenset(skip_offsets)
         self.timeout = timeout
@@ -227,6 +229,17 @@ class AclAdmin:
         return self.state.offset
 
     # --- authorization ----------------------------------------------------------------------
+
+    def require_cluster(
+        self, actor: KafkaPrincipal | str, host: str, operation: AclOperation, why: str,
+        *, timeout: float | None = None,
+    ) -> str:  # fmt: skip
+        """The actor, if it holds ``operation`` on the CLUSTER as this admin's requests check
+        it (after catching up with the log); else :class:`ClusterAuthorizationError` saying it
+        is needed to ``why``.  For a node's reads that are not the admin's own (a dry run)."""
+        with self._lock:
+            self._sync(self._deadline(timeout))
+            return self._require(actor, host, operation, why)
 
     def _require(
         self, actor: KafkaPrincipal | str, host: str, operation: AclOperation, why: str
@@ -505,6 +518,8 @@ class AclAdmin:
             if not configs:
                 raise InvalidRequestError("alter_configs needs at least one setting")
             forced = self._check_configs(configs, principal, force_reason)
+            # a format gate's analysis may take minutes at scale: the append has its own time
+            deadline = self._deadline(timeout)
             changed = [n for n, v in configs.items() if self.state.configs.get(n) != v]
             if validate_only or not changed:
                 return AlterConfigsResult((), self.state.offset, validate_only)
@@ -528,19 +543,19 @@ class AclAdmin:
         if target is None:
             return None
         version = format_version_of(target)
-        analysis = analyse_downgrade(
-            self.state.index.bindings(),
-            self.state.settings,
-            version,
-            local_super_users=self.super_users,
-        )
-        refusal = downgrade_refusal(analysis)
-        if refusal is None:
+        if self.downgrade_analyst is not None:
+            verdict = self.downgrade_analyst(version, self.state.offset)
+        else:
+            verdict = DowngradeVerdict.of(analyse_downgrade(
+                self.state.index.bindings(), self.state.settings, version,
+                local_super_users=self.super_users,
+            ))  # fmt: skip
+        if verdict.refusal is None:
             return None
         if force_reason is None:
-            raise refusal
+            raise verdict.refusal
         return (
             f"lowered from {self.state.settings.format_version} to {version} with "
-            f"{len(analysis.ignored)} binding(s) an older reader ignores and "
-            f"{len(analysis.diff.widened)} widened access set(s): {force_reason.strip()}"
+            f"{verdict.ignored} binding(s) an older reader ignores and "
+            f"{verdict.widened} widened access set(s): {force_reason.strip()}"
         )

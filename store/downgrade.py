@@ -12,7 +12,7 @@ access that would widen with a witness request.  Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from store.access_diff import AccessDiff, AclState, access_diff, older_reader_state
@@ -34,6 +34,28 @@ class DowngradeAnalysis:
     version: int
     ignored: tuple[AclBinding, ...]
     diff: AccessDiff
+
+
+@dataclass(frozen=True, slots=True)
+class DowngradeVerdict:
+    """What the format gate needs of an analysis: the refusal (None: allowed), and how many
+    bindings an older reader ignores and access sets widen (for a forced downgrade's record).
+    Small, so that it crosses a process boundary in a few bytes whatever the state's size."""
+
+    refusal: InvalidConfigError | None
+    ignored: int
+    widened: int
+
+    @classmethod
+    def of(cls, analysis: DowngradeAnalysis) -> DowngradeVerdict:
+        return cls(downgrade_refusal(analysis), len(analysis.ignored), len(analysis.diff.widened))
+
+
+DowngradeAnalyst = Callable[[int, int], DowngradeVerdict]
+"""``(version, offset) -> verdict``: :meth:`DowngradeVerdict.of` :func:`analyse_downgrade` of
+the live state at ``offset`` (at least), done elsewhere with the same local super users: a
+node asks a process of its own over its index, so that the gate's walk takes nothing from its
+decisions."""
 
 
 def analyse_downgrade(

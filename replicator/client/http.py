@@ -19,6 +19,12 @@ from urllib.parse import urlsplit
 
 from replicator.client.config import ClientConfig
 from replicator.contract import endpoints
+from replicator.contract.access import (
+    DowngradeCheckAnswer,
+    DowngradeCheckRequest,
+    DryRunAnswer,
+    DryRunRequest,
+)
 from replicator.contract.answers import (
     AlterAclsAnswer,
     AlterConfigsAnswer,
@@ -50,6 +56,10 @@ from replicator.contract.requests import (
 )
 from store.acl import ANY_FILTER, AclBinding, AclBindingFilter
 from store.errors import StoreError
+from store.settings import FORMAT_VERSION_CONFIG
+
+ANALYSIS_TIMEOUT_S = 1800.0
+"""How long an access-diff question may take the node (a downgrade check walks every binding)."""
 
 Q = TypeVar("Q", bound=Message)
 A = TypeVar("A", bound=Message)
@@ -101,8 +111,9 @@ class StoreClient:
                 )
         return self._conn
 
-    def call(self, method: str, path: str, body: Any = None) -> Any:
-        """Send raw JSON; return the decoded JSON answer of a 2xx, raise otherwise."""
+    def call(self, method: str, path: str, body: Any = None, *, timeout: float | None = None) -> Any:
+        """Send raw JSON; return the decoded JSON answer of a 2xx, raise otherwise.
+        ``timeout`` (s) replaces the configured one for this call (a long analysis)."""
         payload = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Accept": "application/json"}
         if payload is not None:
@@ -111,6 +122,10 @@ class StoreClient:
             headers["Authorization"] = f"Bearer {self.config.token}"
         for attempt in (1, 2):
             conn = self._connection()
+            wait = self.config.timeout_s if timeout is None else timeout
+            conn.timeout = wait
+            if conn.sock is not None:
+                conn.sock.settimeout(wait)
             try:
                 conn.request(method, path, body=payload, headers=headers)
                 response = conn.getresponse()
@@ -149,11 +164,14 @@ class StoreClient:
             message, error = refused.message, refused.error
         raise StoreClientError(message, status=response.status, error=error)
 
-    def send(self, endpoint: Endpoint[Q, A], request: Q | None = None) -> A:
+    def send(
+        self, endpoint: Endpoint[Q, A], request: Q | None = None, *, timeout: float | None = None
+    ) -> A:
         """Send ``request`` to ``endpoint``; its answer, read as the endpoint's answer type."""
         if endpoint.answer is None:
             raise TypeError(f"{endpoint.name} has no JSON answer: use call() or text()")
-        answer = self.call(endpoint.method, endpoint.path, None if request is None else request.to_json())
+        body = None if request is None else request.to_json()
+        answer = self.call(endpoint.method, endpoint.path, body, timeout=timeout)
         try:
             return endpoint.answer.from_json(answer)
         except BadRequestError as exc:
@@ -204,6 +222,23 @@ class StoreClient:
         )
         return self.send(endpoints.ALTER_ACLS, request)
 
+    def dry_run_acls(
+        self, *, creates: Sequence[AclBinding] = (), deletes: Sequence[AclBindingFilter] = (),
+        min_offset: int | None = None,
+    ) -> DryRunAnswer:  # fmt: skip
+        """The access creating ``creates`` and deleting with ``deletes`` would widen and
+        narrow, judged by the node against its own state; nothing is written."""
+        request = DryRunRequest(creates=list(creates), deletes=list(deletes), min_offset=min_offset)
+        return self.send(endpoints.DRY_RUN, request, timeout=max(self.config.timeout_s, ANALYSIS_TIMEOUT_S))
+
+    def downgrade_check(self, to: int, *, min_offset: int | None = None) -> DowngradeCheckAnswer:
+        """What a replica of event format ``to`` (ignoring what it cannot read) would decide
+        differently from the live state, judged by the node (a walk of every binding: waited
+        for up to :data:`ANALYSIS_TIMEOUT_S`)."""
+        request = DowngradeCheckRequest(to=to, min_offset=min_offset)
+        wait = max(self.config.timeout_s, ANALYSIS_TIMEOUT_S)
+        return self.send(endpoints.DOWNGRADE_CHECK, request, timeout=wait)
+
     # --- configs (KIP-133) and the node -------------------------------------------------------
 
     def describe_configs(self, names: Sequence[str] = ()) -> DescribeConfigsAnswer:
@@ -218,7 +253,9 @@ class StoreClient:
         request = AlterConfigsBody(
             configs=dict(configs), validate_only=validate_only, force_reason=force_reason
         )
-        return self.send(endpoints.ALTER_CONFIGS, request)
+        # lowering the format runs the node's gate, an access diff of every binding
+        wait = max(self.config.timeout_s, ANALYSIS_TIMEOUT_S) if FORMAT_VERSION_CONFIG in configs else None
+        return self.send(endpoints.ALTER_CONFIGS, request, timeout=wait)
 
     def status(self) -> ReplicaStatusAnswer:
         """The replica's figures (``/v1/status``)."""

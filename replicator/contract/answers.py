@@ -37,23 +37,23 @@ from replicator.contract.kinds import (
     Nullable,
 )
 from store.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
-from store.admin import (
-    AclCreationResult,
-    AclDeletionResult,
-    AlterAclsResult,
-    AlterConfigsResult,
-    CreateAclsResult,
-    DeleteAclsResult,
-    DescribeAclsResult,
-    DescribeConfigsResult,
-)
 from store.authorizer import ALLOWED, DENIED, AuthorizationResult, Decision, DecisionRule
 from store.errors import KafkaErrorCode, StoreError
 from store.kafka_apis import Check
 from store.settings import ConfigEntry
 
-if TYPE_CHECKING:  # a type only: the contract needs none of the replica at run time
+if TYPE_CHECKING:  # types only: the contract needs none of the replica or the admin at run time
     from replicator.replica import ReplicaStatus
+    from store.admin import (
+        AclCreationResult,
+        AclDeletionResult,
+        AlterAclsResult,
+        AlterConfigsResult,
+        CreateAclsResult,
+        DeleteAclsResult,
+        DescribeAclsResult,
+        DescribeConfigsResult,
+    )
 
 DENIED_RESULT: Final = DENIED.value
 _RESULT_OF: Final = operator.attrgetter("result")

@@ -231,20 +231,34 @@ class Shape(Kind[M]):
         self.checks = _overrides(cls, "check")
         """The parser calls :meth:`Message.check` (a class below Message defines it)."""
         self.checks_body = _overrides(cls, "check_body")
-        self._read: Reader[M] = compile_reader(self)
-        self._write: Callable[[M], dict[str, Any]] = compile_writer(self)
+        # Compiled when first used: a process pays only for the messages it reads or writes
+        # (a command line starts in a fraction of the time that compiling all of them takes).
+        self._read: Reader[M] | None = None
+        self._write: Callable[[M], dict[str, Any]] | None = None
 
-    def read(self, value: Any, parent: str, key: str | int) -> M:
-        return self._read(value, parent, key)
-
-    def write(self, value: M) -> dict[str, Any]:
-        return self._write(value)
-
-    def reader(self) -> Reader[M]:
+    def _compiled_reader(self) -> Reader[M]:
+        if self._read is None:
+            self._read = compile_reader(self)
         return self._read
 
-    def writer(self) -> Callable[[M], dict[str, Any]]:
+    def _compiled_writer(self) -> Callable[[M], dict[str, Any]]:
+        if self._write is None:
+            self._write = compile_writer(self)
         return self._write
+
+    def read(self, value: Any, parent: str, key: str | int) -> M:
+        return self._compiled_reader()(value, parent, key)
+
+    def write(self, value: M) -> dict[str, Any]:
+        return self._compiled_writer()(value)
+
+    def reader(self) -> Reader[M]:
+        """The compiled parser once there is one; until then :meth:`read`, which compiles it
+        when first called (a kind that nests this one keeps what it got here)."""
+        return self._read if self._read is not None else self.read
+
+    def writer(self) -> Callable[[M], dict[str, Any]]:
+        return self._write if self._write is not None else self.write
 
     def reader_building(self, build: Callable[..., T]) -> Reader[T]:
         """A parser that passes the fields, in declaration order, to ``build`` instead of
@@ -255,7 +269,7 @@ class Shape(Kind[M]):
 
     def parse(self, body: Any) -> M:
         """A whole request body (path ``the body``)."""
-        return self._read(body, "", "")
+        return self._compiled_reader()(body, "", "")
 
     def schema(self) -> Schema:
         if self.name is not None:
@@ -305,11 +319,23 @@ def message(
             made, name, closed=closed, nullable=nullable, description=description,
             read_first=read_first,
         )  # fmt: skip
-        made.__init__ = compile_init(declared)  # type: ignore[method-assign]
+        made.__init__ = _lazy_init(made, declared)  # type: ignore[method-assign]
         _SHAPES[made] = declared
         return made
 
     return declare
+
+
+def _lazy_init(cls: type, declared: Shape[Any]) -> Callable[..., None]:
+    """An ``__init__`` that compiles the message's own on the first instance, puts it in its
+    place on ``cls`` and runs it."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init = compile_init(declared)
+        cls.__init__ = init  # type: ignore[misc]
+        init(self, *args, **kwargs)
+
+    return __init__
 
 
 def _field(f: dataclasses.Field[Any]) -> Field:

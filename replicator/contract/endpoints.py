@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
+from replicator.contract.access import (
+    DowngradeCheckAnswer,
+    DowngradeCheckRequest,
+    DryRunAnswer,
+    DryRunRequest,
+)
 from replicator.contract.answers import (
     AlterAclsAnswer,
     AlterConfigsAnswer,
@@ -99,11 +105,18 @@ DESCRIBE_CONFIGS: Final = Endpoint(
 ALTER_CONFIGS: Final = Endpoint(
     "POST", "/v1/configs/alter", "alter_configs", AlterConfigsBody, AlterConfigsAnswer
 )
+DRY_RUN: Final = Endpoint(
+    "POST", "/v1/acls/dry-run", "dry_run_acls", DryRunRequest, DryRunAnswer
+)
+DOWNGRADE_CHECK: Final = Endpoint(
+    "POST", "/v1/format/downgrade-check", "downgrade_check", DowngradeCheckRequest,
+    DowngradeCheckAnswer,
+)  # fmt: skip
 
 ENDPOINTS: Final[tuple[Endpoint[Any, Any], ...]] = (
     HEALTHZ, READYZ, METRICS, OPENAPI, STATUS, WAIT_OFFSET, AUTHORIZE, AUTHORIZE_BY_RESOURCE_TYPE,
     AUTHORIZE_REQUEST, CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS, ALTER_ACLS, DESCRIBE_CONFIGS,
-    ALTER_CONFIGS,
+    ALTER_CONFIGS, DRY_RUN, DOWNGRADE_CHECK,
 )  # fmt: skip
 
 

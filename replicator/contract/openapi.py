@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
-from replicator.contract import answers, bindings, requests
+from replicator.contract import access, answers, bindings, requests
 from replicator.contract.declare import Message, Schema, shape
 from replicator.contract.endpoints import ENDPOINTS, Endpoint
 from replicator.contract.kinds import KAFKA_ENUMS, RESULT, kafka_enum_schema
@@ -36,6 +36,9 @@ COMPONENTS: Final[tuple[type[Message], ...]] = (
     requests.DescribeConfigsRequest, answers.DescribeConfigsAnswer,
     requests.AlterConfigsBody, answers.AlterConfigsAnswer,
     answers.ReplicaStatusAnswer, answers.HealthAnswer,
+    access.NameSetJson, access.WitnessJson, access.AccessDeltaJson,
+    access.DryRunRequest, access.DryRunAnswer,
+    access.DowngradeCheckRequest, access.DowngradeCheckAnswer,
 )  # fmt: skip
 """The named messages, in the document's order (after the enums)."""
 
@@ -166,6 +169,20 @@ _API_OPERATIONS: Final[dict[str, tuple[str, str, str | None]]] = {
     "alter_configs": (
         "configs", "AlterConfigs of the store's settings, validateOnly for a dry run (KIP-133)",
         None,
+    ),
+    "dry_run_acls": (
+        "acls", "The access creating and deleting ACLs would widen and narrow; nothing is written",
+        "The node judges the change against its own index (at least at the log end as of the "
+        "request): creates that are live already are left out, deletes are matched as "
+        "DeleteAcls matches them. Each row is a set of requests with a witness. Needs "
+        "DESCRIBE on the CLUSTER.",
+    ),
+    "downgrade_check": (
+        "configs", "Would a replica of an older event format widen access?",
+        "What a replica of event format `to` with too_new_events=ignore would decide "
+        "differently from the live state (KIP-290: an ignored PREFIXED DENY is a silent "
+        "hole). Answered by a process of its own over the node's index, off the decision "
+        "path. Needs DESCRIBE_CONFIGS on the CLUSTER.",
     ),
 }  # fmt: skip
 

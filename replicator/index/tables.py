@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocksdict import BlockBasedOptions, ColumnFamily, Options, Rdict
+from rocksdict import AccessType, BlockBasedOptions, ColumnFamily, Options, Rdict
 
 from replicator.errors import IndexOpenError
 
@@ -28,24 +28,27 @@ class Tables:
     meta_cf: ColumnFamily
 
 
-def open_tables(path: Path) -> tuple[Rdict, Tables]:
-    """Open (or create) the database in ``path``; :class:`IndexOpenError` names the fix."""
-
-    def options() -> Options:
-        opts = Options(raw_mode=True)
+def _options(*, secondary: bool = False) -> Options:
+    opts = Options(raw_mode=True)
+    if not secondary:
         opts.create_if_missing(True)
         opts.create_missing_column_families(True)
-        table = BlockBasedOptions()
-        table.set_bloom_filter(10, False)
-        opts.set_block_based_table_factory(table)
-        return opts
+    else:
+        opts.set_max_open_files(-1)  # RocksDB's requirement for a secondary instance
+    table = BlockBasedOptions()
+    table.set_bloom_filter(10, False)
+    opts.set_block_based_table_factory(table)
+    return opts
 
+
+def open_tables(path: Path) -> tuple[Rdict, Tables]:
+    """Open (or create) the database in ``path``; :class:`IndexOpenError` names the fix."""
     path.mkdir(parents=True, exist_ok=True)
     try:
         db = Rdict(
             str(path),
-            options=options(),
-            column_families={_ACL_CF: options(), _META_CF: options()},
+            options=_options(),
+            column_families={_ACL_CF: _options(), _META_CF: _options()},
         )
     except Exception as exc:  # rocksdict raises plain Exception with RocksDB's status text
         raise IndexOpenError(
@@ -53,10 +56,34 @@ def open_tables(path: Path) -> tuple[Rdict, Tables]:
             "this directory stop it; if the directory is damaged delete it so the replica "
             "rebuilds from the compacted log"
         ) from exc
+    return db, _tables(db)
+
+
+def open_secondary(path: Path, secondary_path: Path) -> tuple[Rdict, Tables]:
+    """A RocksDB secondary instance of the index in ``path`` (its own files in
+    ``secondary_path``): a read-only follower that sees the primary's writes when it calls
+    ``try_catch_up_with_primary()``, and nothing in between, so every iterator over it reads
+    the same state.  What a process reads the index with while the node writes it."""
+    secondary_path.mkdir(parents=True, exist_ok=True)
+    try:
+        db = Rdict(
+            str(path),
+            options=_options(secondary=True),
+            column_families={_ACL_CF: _options(secondary=True), _META_CF: _options(secondary=True)},
+            access_type=AccessType.secondary(str(secondary_path)),
+        )
+    except Exception as exc:  # rocksdict raises plain Exception with RocksDB's status text
+        raise IndexOpenError(
+            f"cannot open the RocksDB index in {path} as a secondary instance: {exc}"
+        ) from exc
+    return db, _tables(db)
+
+
+def _tables(db: Rdict) -> Tables:
     tables = Tables(
         acl=db.get_column_family(_ACL_CF),
         acl_cf=db.get_column_family_handle(_ACL_CF),
         meta=db.get_column_family(_META_CF),
         meta_cf=db.get_column_family_handle(_META_CF),
     )
-    return db, tables
+    return tables

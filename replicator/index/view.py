@@ -18,6 +18,7 @@ from replicator.encoding import (
     lp,
     pattern_prefix,
 )
+from replicator.index.patterns import IndexPatterns
 from replicator.index.records import IndexPosition
 from store.acl import WILDCARD_RESOURCE, AclBinding, AclBindingFilter, PatternType, ResourceType
 from store.authorizer.applicable import applicable_patterns
@@ -138,6 +139,11 @@ class IndexView:
         prefix = BY_PRINCIPAL + lp(principal) + bytes((int(resource_type),))
         skip = len(prefix)
         return tuple(decode_binding(key, skip) for key in self._scan(prefix))
+
+    def patterns(self) -> IndexPatterns:
+        """The view's bindings pattern by pattern, in name order, read through its iterator
+        (:class:`store.access_stream.PatternSource`: the streamed access diff reads them)."""
+        return IndexPatterns(lambda: self._iter, self._prefix_lengths, lazy=False)
 
     def bindings(self) -> Iterator[AclBinding]:
         """Every live binding, in key order (sort for Kafka's DescribeAcls order)."""

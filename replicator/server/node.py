@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from replicator.access.analyst import AccessAnalyst
 from replicator.contract.openapi import openapi_bytes
 from replicator.replica import Replica, ReplicaSettings
 from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, AuditSinkOpener
@@ -200,7 +201,14 @@ class Node:
             max_resume_age_ms=_resume_age_bound(s.replica, replica_log),
         )
         self.replica = Replica.open(self.data_dir / "index", replica_log, replica_settings)
-        self.admin = AclAdmin(admin_log, super_users=s.all_super_users)
+        # The access-diff questions run where the state is (the replica's index); the admin
+        # catches up with the log for them, and asks them for its format gate.
+        analyst = AccessAnalyst(self.replica.index, lambda: admin.sync())
+        local_super_users = s.all_super_users
+        admin = self.admin = AclAdmin(
+            admin_log, super_users=s.all_super_users,
+            downgrade_analyst=lambda to, offset: analyst.format_gate(to, offset, local_super_users),
+        )  # fmt: skip
         if s.audit is not None:
             self.audit = AuditEmitter(self._audit_sink(), self.data_dir / SPOOL_DIR, s.audit)
         credentials = CredentialStore(self.data_dir / CREDENTIALS_FILE)
@@ -216,7 +224,7 @@ class Node:
         )
         service = SidecarService(
             replica=self.replica, admin=self.admin, policy=policy, identities=identities,
-            metrics=self.metrics, audit=self.audit, openapi=openapi_bytes(),
+            metrics=self.metrics, audit=self.audit, openapi=openapi_bytes(), analyst=analyst,
         )  # fmt: skip
         tls_context = s.tls.server_context() if s.tls is not None else None
         try:

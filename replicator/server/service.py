@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from replicator.contract import answers, requests
+from replicator.access.analyst import AccessAnalyst
+from replicator.contract import access, answers, requests
 from replicator.contract.endpoints import ENDPOINTS
 from replicator.contract.fields import BadRequestError
 from replicator.errors import ConsistencyTimeoutError
@@ -144,6 +145,8 @@ class SidecarService:
         metrics: SidecarMetrics,
         audit: AuditEmitter | None,
         openapi: bytes,
+        analyst: AccessAnalyst | None = None,
+        local_super_users: Sequence[str] = (),
     ) -> None:
         self.replica = replica
         self.admin = admin
@@ -152,6 +155,8 @@ class SidecarService:
         self.metrics = metrics
         self.audit = audit
         self.openapi = openapi
+        self.analyst = analyst
+        self.local_super_users = tuple(local_super_users)
         metrics.bind_replica(lambda: replica_figures(replica.status()))
         if audit is not None:
             metrics.bind_audit(audit.figures)
@@ -168,6 +173,7 @@ class SidecarService:
             "create_acls": self.create_acls, "describe_acls": self.describe_acls,
             "delete_acls": self.delete_acls, "alter_acls": self.alter_acls,
             "describe_configs": self.describe_configs, "alter_configs": self.alter_configs,
+            "dry_run_acls": self.dry_run_acls, "downgrade_check": self.downgrade_check,
         }  # fmt: skip
         return [Route(e.method, e.path, e.name, handlers[e.name]) for e in ENDPOINTS]
 
@@ -389,6 +395,27 @@ class SidecarService:
             force_reason=body.force_reason,
         )
         return Response.json(answers.alter_configs_answer(result))
+
+    # --- the access diff, answered where the state is ------------------------------------------
+
+    def _require_cluster(self, request: HttpRequest, operation: AclOperation, why: str) -> AccessAnalyst:
+        """The authenticated caller holds ``operation`` on the CLUSTER (checked as the admin API
+        checks its reads), and the node answers access-diff questions."""
+        self.admin.require_cluster(self._admin_principal(request), request.address, operation, why)
+        if self.analyst is None:
+            raise StoreError(f"this node does not answer access-diff questions (needed to {why})")
+        return self.analyst
+
+    def dry_run_acls(self, request: HttpRequest) -> Response:
+        analyst = self._require_cluster(request, AclOperation.DESCRIBE, "judge a change of ACLs")
+        answer = analyst.dry_run(access.dry_run_request(request.json()))
+        return Response(200, answer) if isinstance(answer, bytes) else Response.json(answer)
+
+    def downgrade_check(self, request: HttpRequest) -> Response:
+        analyst = self._require_cluster(
+            request, AclOperation.DESCRIBE_CONFIGS, "check a format downgrade"
+        )
+        return Response(200, analyst.downgrade_check(access.downgrade_check_request(request.json())))
 
     # --- the node -------------------------------------------------------------------------------
 

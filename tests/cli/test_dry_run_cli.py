@@ -5,12 +5,17 @@ and nothing written by the dry run itself."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
-from sidecar_support import run_cli
+from sidecar_support import admin_client, create_acls, run_cli
 
 import cli
+from cli.access_output import delta_json
+from replicator.contract.bindings import binding_json
 from replicator.server.node import Node
+from store.access_diff import AclState, access_diff, compact
+from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 
 DENY_BOB = (
     "--deny-principal User:bob --operation Read --topic secret- --resource-pattern-type prefixed"
@@ -76,3 +81,38 @@ def test_dry_run_needs_add_or_remove(node: Node, capsys: pytest.CaptureFixture[s
     code = cli.main(["acls", "--store", node.url, "--command-config", admin, "--list", "--dry-run"])
     assert code == 1  # kafka-acls.sh's exit code for option errors
     assert "--dry-run goes with --add or --remove" in capsys.readouterr().err
+
+
+def test_the_cli_prints_the_pure_engines_diff_of_a_change_on_a_larger_state(
+    node: Node, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The state written here, the change the command line names, and the rows the pure
+    engine gives for the two states, against what ``acls --dry-run --format json`` prints."""
+    rng = random.Random(5)
+    names = ["team1.", "team1.app", "team1.app.events", "team2.app", "team2."]
+    state = {
+        AclBinding.of(
+            ResourceType.TOPIC, name, PatternType.PREFIXED if name.endswith(".") else PatternType.LITERAL,
+            rng.choice(["User:bob", "User:alice", "User:*"]), "*",
+            rng.choice([AclOperation.READ, AclOperation.WRITE]),
+            AclPermissionType.DENY if rng.random() < 0.3 else AclPermissionType.ALLOW,
+        )
+        for name in names for _ in range(4)
+    }  # fmt: skip
+    with admin_client(node) as client:
+        create_acls(client, sorted(state))
+    change = AclBinding.of(ResourceType.TOPIC, "team1.", PatternType.PREFIXED, "User:bob", "*",
+                           AclOperation.WRITE, AclPermissionType.DENY)  # fmt: skip
+    before = AclState.of(state)
+    expected = compact(access_diff(before, AclState.of(state | {change})))
+    code, out, _ = run_cli(
+        node, capsys, "acls --add --deny-principal User:bob --operation Write --topic team1. "
+        "--resource-pattern-type prefixed --dry-run --format json",
+    )  # fmt: skip
+    report = json.loads(out)
+    assert code == 0
+    assert report["added"] == ([] if change in state else [binding_json(change)])
+    key = json.dumps
+    assert sorted(map(key, report["narrowed"])) == sorted(key(delta_json(r)) for r in expected.narrowed)
+    assert sorted(map(key, report["widened"])) == sorted(key(delta_json(r)) for r in expected.widened)
+    assert expected.narrowed or change in state

@@ -1,0 +1,177 @@
+"""``python -m replicator.access.worker INDEX_DIR QUESTION [--catch-up-to N] [--local-super-user P]...``:
+one access-diff question answered from a RocksDB secondary instance of a node's index.
+
+The node runs a question that walks the whole state (a downgrade check, the format gate, a dry
+run of ``*``) here, in a process of its own at a lower CPU priority, so that its decisions keep
+their latency: the walk holds no lock and no GIL of the node.  The secondary instance follows
+the node's index (:func:`replicator.index.tables.open_secondary`): it catches up once, to at
+least ``--catch-up-to`` (the offset the node asks about), and then every iterator reads that
+one state.
+
+QUESTION is ``dry_run``, ``downgrade_check`` or ``format_gate``; the request body (the
+contract's :class:`~replicator.contract.access.DryRunRequest` or
+:class:`~replicator.contract.access.DowngradeCheckRequest`) comes on stdin, and the answer
+body goes to stdout, as the node sends it on; ``format_gate`` answers with the gate's
+verdict alone (:func:`replicator.access.analysis.verdict_json`), so that the node reads a few
+bytes instead of every row.  ``--local-super-user`` (the node's static
+``super.users``) count on both sides of a downgrade, as the format gate counts them.  A
+failure is a message on stderr and exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from replicator.access.analysis import (
+    IndexRead,
+    downgrade_answer,
+    dry_run_answer,
+    log_settings,
+    planned_change,
+    verdict_json,
+)
+from replicator.contract.access import (
+    DowngradeCheckAnswer,
+    DryRunRequest,
+    downgrade_check_request,
+    dry_run_request,
+)
+from replicator.contract.declare import Message
+from replicator.errors import ReplicaError
+from replicator.index import meta
+from replicator.index.patterns import IndexPatterns
+from replicator.index.tables import Tables, open_secondary
+from replicator.index.view import IndexView
+from store.acl import AclBinding
+
+QUESTIONS = ("dry_run", "downgrade_check", "format_gate")
+CATCH_UP_TIMEOUT_S = 30.0
+NICENESS = 10
+"""How much lower the worker's CPU priority is than the node's."""
+
+
+class AnalysisError(ReplicaError):
+    """The worker could not answer from the index (behind, incomplete, or unreadable)."""
+
+
+class _NoCache:
+    """An :class:`~replicator.index.view.AnswerCache` that keeps nothing (one walk, no repeats)."""
+
+    def cached_match(self, generation: int, key: tuple[int, str]) -> None:
+        return None
+
+    def remember_match(self, generation: int, key: Any, value: Any, patterns: Any) -> None:
+        return None
+
+    def cached_patterns(self, generation: int, keys: Any) -> dict[Any, Any]:
+        return {}
+
+
+def secondary_read(tables: Tables, stored: meta.StoredMeta) -> IndexRead:
+    """The secondary instance read pattern by pattern (an iterator per run: nothing writes to
+    it meanwhile) and by DeleteAcls filters."""
+    lengths = meta.freeze_lengths(stored.lengths)
+    view = IndexView(
+        _NoCache(), iterator=tables.acl.iter(), position=stored.position, config=stored.config,
+        generation=0, prefix_lengths=lengths,
+    )  # fmt: skip
+    return IndexRead(IndexPatterns(tables.acl.iter, lengths, lazy=True), view)
+
+
+def _stop_if_orphaned(parent: int) -> None:
+    """Stop when the node that asked is gone: nobody would read the answer."""
+    if os.getppid() != parent:
+        raise AnalysisError(f"the node (pid {parent}) that asked stopped; the analysis stops too")
+
+
+def _caught_up(db: Any, tables: Tables, offset: int, timeout_s: float) -> meta.StoredMeta:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        db.try_catch_up_with_primary()
+        stored = meta.decode_meta(cast(dict[bytes, bytes], dict(tables.meta.items())))
+        if stored.position.offset >= offset:
+            return stored
+        if time.monotonic() >= deadline:
+            raise AnalysisError(
+                f"the index reached offset {stored.position.offset}, not {offset}, within "
+                f"{timeout_s:g} s; retry when the replica has caught up"
+            )
+        time.sleep(0.05)
+
+
+def answer(index_dir: Path, question: str, body: Any, *, catch_up_to: int = -1,
+           local_super_users: Sequence[str] = ()) -> Message:  # fmt: skip
+    """The answer to ``question`` (``dry_run``, or ``downgrade_check`` and ``format_gate``,
+    whose bodies are the same) about the index in ``index_dir``, at an offset of at least
+    ``catch_up_to``."""
+    if question not in QUESTIONS:
+        raise AnalysisError(f"no question {question!r}; ask one of {', '.join(QUESTIONS)}")
+    request = dry_run_request(body) if question == "dry_run" else downgrade_check_request(body)
+    secondary = Path(tempfile.mkdtemp(prefix="secondary-", dir=index_dir.parent))
+    db = None
+    try:
+        db, tables = open_secondary(index_dir, secondary)
+        stored = _caught_up(db, tables, max(catch_up_to, request.min_offset or -1), CATCH_UP_TIMEOUT_S)
+        if stored.counters.ignored_events:
+            raise AnalysisError(
+                f"the index in {index_dir} ignored {stored.counters.ignored_events} event(s) "
+                "of a newer format, so it lacks bindings the analysis needs; run the node's "
+                "replica with the newest reader_version"
+            )
+        source = secondary_read(tables, stored)
+        settings = log_settings(stored.config)
+        offset = stored.position.offset
+        if isinstance(request, DryRunRequest):
+            creates = [b for b in request.creates if isinstance(b, AclBinding)]
+            plan = planned_change(source, creates, request.deletes)
+            return dry_run_answer(source, settings, plan, offset)
+        parent = os.getppid()
+        return downgrade_answer(
+            source, settings, request.to, offset, local_super_users=local_super_users,
+            on_read=lambda _: _stop_if_orphaned(parent),
+        )  # fmt: skip
+    finally:
+        if db is not None:
+            db.close()
+        shutil.rmtree(secondary, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m replicator.access.worker")
+    parser.add_argument("index_dir", type=Path)
+    parser.add_argument("question", choices=QUESTIONS)
+    parser.add_argument("--catch-up-to", type=int, default=-1)
+    parser.add_argument("--local-super-user", action="append", default=[])
+    args = parser.parse_args(argv)
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
+    try:
+        body = json.loads(sys.stdin.buffer.read() or b"{}")
+        result = answer(args.index_dir, args.question, body, catch_up_to=args.catch_up_to,
+                        local_super_users=args.local_super_user)  # fmt: skip
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+        return 1
+    if args.question == "format_gate":
+        assert isinstance(result, DowngradeCheckAnswer)
+        written: Any = verdict_json(result)
+    else:
+        written = result.to_json()
+    out = sys.stdout.buffer
+    out.write(json.dumps(written, separators=(",", ":")).encode("utf-8"))
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
