@@ -6,7 +6,9 @@ prefixes, 20 % PREFIXED, 20 % DENY, two wildcard ALLOWs) are loaded into
 * an aclstore node (``aclstore serve`` on the embedded default, a child process), through its
   admin API in batches of 10,000, and
 * a local Kafka KRaft broker (combined broker and controller) with ``StandardAuthorizer``,
-  through the Admin API's CreateAcls in batches of 10,000, several batches in flight.
+  through the Admin API's CreateAcls in batches of 10,000, a few batches in flight
+
+one after the other (each load's time is printed).
 
 Then each listing of everything is run as a user runs it, a process from start to exit with its
 output written to a file, the two taking turns:
@@ -51,7 +53,7 @@ from store.acl import AclBinding
 STANDARD_AUTHORIZER: Final = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ACL_COMMAND: Final = "org.apache.kafka.tools.AclCommand"
 BATCH: Final = 10_000
-IN_FLIGHT: Final = 4
+IN_FLIGHT: Final = 2
 """CreateAcls requests sent to the broker before the oldest is waited for."""
 RUN_CLASS_JVM: Final = (
     "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
@@ -134,7 +136,8 @@ def load_broker(broker: LocalKafka, bindings: Sequence[AclBinding]) -> None:
 
     from store.interop import to_confluent
 
-    admin = AdminClient(broker.client_config())
+    # A batch of 10,000 can take longer than librdkafka's default 60 s on busy shared cores.
+    admin = AdminClient({**broker.client_config(), "socket.timeout.ms": 600_000})
     pending: list[Any] = []
     for batch in _batches(bindings):
         pending.append(admin.create_acls([to_confluent(b) for b in batch], request_timeout=600))
@@ -153,6 +156,10 @@ def standard_broker(workdir: Path, heap: str) -> Iterator[LocalKafka]:
     broker.start(timeout=180)
     try:
         yield broker
+    except BaseException:
+        if not broker.running:  # its log goes with the temporary folder: say how it ended
+            print(f"  the broker stopped; its log ended with:\n{_tail(broker.log_path)}")
+        raise
     finally:
         broker.stop()
 
@@ -174,10 +181,20 @@ def kafka_listing(bootstrap: str, heap: str, output: Path) -> tuple[CommandRun, 
     the JVM did not run out of; the run and the heap it took."""
     for tried in HEAPS[HEAPS.index(heap) :]:
         done = run_command(kafka_acls_argv(bootstrap, tried), stdout=output)
-        if done.returncode == 0 or b"OutOfMemoryError" not in done.stderr:
+        if done.returncode == 0:
             return done, tried
+        # AclCommand prints its failure ("Error while executing ACL command: ...") on stdout.
+        said = f"{done.stderr.decode(errors='replace')[-2000:]}{_tail(output)}"
+        if "OutOfMemoryError" not in said and "Java heap space" not in said:
+            raise RuntimeError(f"kafka-acls.sh --list exited {done.returncode}: {said}")
         print(f"  kafka-acls.sh ran out of heap with -Xmx{tried}: retried with more", flush=True)
-    return done, tried
+    raise RuntimeError(f"kafka-acls.sh --list ran out of heap even with -Xmx{HEAPS[-1]}")
+
+
+def _tail(path: Path, size: int = 4000) -> str:
+    with path.open("rb") as data:
+        data.seek(max(0, path.stat().st_size - size))
+        return data.read().decode(errors="replace")
 
 
 @dataclass(slots=True)
@@ -218,7 +235,6 @@ def run(quick: bool) -> list[Target]:
         load_node(node, bindings)
         took = time.perf_counter() - started
         figure("aclstore node loaded", took, f"s ({len(bindings) / took:.0f} bindings/s)")
-
         broker = stack.enter_context(standard_broker(root / "kafka", "1g" if quick else "4g"))
         started = time.perf_counter()
         load_broker(broker, bindings)
