@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import psutil
 
@@ -111,22 +111,30 @@ def run_command(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     stdin: bytes | None = None,
+    stdout: Path | None = None,
     timeout: float = 3600.0,
 ) -> CommandRun:
-    """Run ``argv`` to its end; its wall time from start to exit and its tree's peak RSS."""
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **(env or {})},
-        cwd=cwd or ROOT,
-    )
-    with RssWatch(process.pid) as watch:
-        stdout, stderr = process.communicate(stdin, timeout=timeout)
-    wall = time.perf_counter() - started
-    return CommandRun(tuple(argv), process.returncode, wall, watch.peak, stdout, stderr)
+    """Run ``argv`` to its end; its wall time from start to exit and its tree's peak RSS.
+
+    ``stdout``: a file the command's output is written to (a large answer, which this process
+    should not hold); the run's ``stdout`` is then empty."""
+    with contextlib.ExitStack() as files:
+        out: IO[bytes] | int = subprocess.PIPE
+        if stdout is not None:
+            out = files.enter_context(stdout.open("wb"))
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})},
+            cwd=cwd or ROOT,
+        )
+        with RssWatch(process.pid) as watch:
+            answer, stderr = process.communicate(stdin, timeout=timeout)
+        wall = time.perf_counter() - started
+    return CommandRun(tuple(argv), process.returncode, wall, watch.peak, answer or b"", stderr)
 
 
 def load_average() -> str:

@@ -13,7 +13,7 @@ role's operations, taken from the store's own expansions (:func:`store.kafka_api
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from store.acl import (
@@ -351,6 +351,14 @@ def list_filters(o: AclOptions) -> list[AclBindingFilter]:
 
 def list_principals(o: AclOptions) -> list[str]:
     return list(dict.fromkeys(_principal(p) for p in o.list_principals))
+
+
+def with_principal(acl_filter: AclBindingFilter, principal: str) -> AclBindingFilter:
+    """``acl_filter`` narrowed to the ACLs of ``principal`` (``--list --principal``)."""
+    return AclBindingFilter(
+        pattern_filter=acl_filter.pattern_filter,
+        entry_filter=replace(acl_filter.entry_filter, principal=principal),
+    )
 
 
 # --- Kafka's toString forms -------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from cli import acl_command as ac
 from cli import dry_run
+from cli.acl_listing import write_bindings_json, write_resource_acls
 from cli.common import (
     FAILURE_EXIT,
     Parser,
@@ -23,7 +24,6 @@ from cli.common import (
 from cli.output import failed_results, first_failure, print_json, print_offset
 from replicator.client import StoreClient
 from replicator.contract.answers import CreateResult, DeleteResult
-from replicator.contract.bindings import binding_json
 from replicator.properties import read_properties
 from store.acl import AclBinding, AclBindingFilter
 from store.errors import StoreError
@@ -212,31 +212,31 @@ def _acls_remove(client: AclClient, options: ac.AclOptions, fmt: str, *, force: 
 
 
 def _acls_list(client: AclClient, options: ac.AclOptions, fmt: str) -> int:
+    """``listAcls``: the ACLs the filters match, printed as the listing arrives (the node
+    streams it in DescribeAcls order); with ``--principal``, a section per principal, each
+    its own listing narrowed to that principal on the node (Kafka's filters them itself)."""
     acl_filters = ac.list_filters(options)
     principals = ac.list_principals(options)
-    found: dict[AclBinding, None] = {}
-    offset: int | None = None
-    for acl_filter in acl_filters:
-        bindings, reached = _describe(client, acl_filter)
-        found.update(dict.fromkeys(bindings))
-        if reached is not None:
-            offset = reached if offset is None else max(offset, reached)
-    bindings = sorted(found)
+    out = sys.stdout
     if fmt == "json":
-        shown = [b for b in bindings if not principals or b.principal in principals]
-        print_json({"bindings": [binding_json(b) for b in shown], "offset": offset})
+        wanted = acl_filters if not principals else [
+            ac.with_principal(f, p) for p in principals for f in acl_filters
+        ]  # fmt: skip
+        listing = client.list_acls(wanted)
+        write_bindings_json(listing, out, lambda: listing.offset)
         return 0
     if not principals:
-        text = ac.resource_acls_text(ac.group_by_pattern(bindings))
-        if text:
-            print(text)
+        listing = client.list_acls(acl_filters)
+        write_resource_acls(listing, out)
+        print_offset(listing.offset, stderr=True)
+        return 0
+    offset: int | None = None
     for principal in principals:
         print(f"ACLs for principal `{principal}`")
-        text = ac.resource_acls_text(
-            ac.group_by_pattern(b for b in bindings if b.principal == principal)
-        )
-        if text:
-            print(text)
+        listing = client.list_acls([ac.with_principal(f, principal) for f in acl_filters])
+        write_resource_acls(listing, out)
+        if listing.offset is not None:
+            offset = listing.offset if offset is None else max(offset, listing.offset)
     print_offset(offset, stderr=True)
     return 0
 

@@ -3,7 +3,9 @@
 ``E = rt | pt | lp(name) | lp(principal) | lp(host) | op | perm``: one byte per enum code
 (Kafka's int8 codes), ``lp`` = a 4-byte big-endian length and the UTF-8 bytes.  Because ``E``
 starts with the pattern, every binding of one resource pattern shares the prefix
-``rt | pt | lp(name)``, which is what the decision rules look up.  Pure functions, no I/O.
+``rt | pt | lp(name)``, which is what the decision rules look up.  ``K`` keys order the
+bindings as Kafka's DescribeAcls does (:func:`order_key`), so that a listing is one forward
+scan.  Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ BY_PRINCIPAL = b"U"
 """``U | lp(principal) | rt | E``: bindings by principal (authorize_by_resource_type)."""
 BY_LOG_KEY = b"R"
 """``R | log key -> E``: bindings by their log record key (deletes and tombstones)."""
+BY_ORDER = b"K"
+"""``K | rt | desc(name) | pt | op | asc(principal) | asc(host) | perm -> E``: bindings in
+Kafka's DescribeAcls order (listings), see :func:`order_key`."""
 
 PREFIXED = int(PatternType.PREFIXED)
 LITERAL = int(PatternType.LITERAL)
@@ -123,3 +128,53 @@ def prefixed_name_length(enc: bytes) -> tuple[int, int] | None:
         return None
     name, _ = _readlp(enc, 2)
     return enc[0], len(name)
+
+
+_INVERTED = bytes(range(255, -1, -1))
+
+
+def ascending(text: str) -> bytes:
+    """Bytes that compare as Java's ``String.compareTo`` compares ``text``, and that no other
+    text's bytes start with (so fields can follow): its UTF-16 code units big-endian, each
+    zero byte escaped as ``00 01``, ended by ``00 00``.
+
+    The end marker sorts below every escaped byte, so a text sorts before the texts it is a
+    prefix of, as in Java."""
+    return text.encode("utf-16-be", "surrogatepass").replace(b"\x00", b"\x00\x01") + b"\x00\x00"
+
+
+def descending(text: str) -> bytes:
+    """:func:`ascending` with every byte inverted: the reverse order (the encoding is
+    prefix-free, so the first differing byte decides and inverting it reverses the answer)."""
+    return ascending(text).translate(_INVERTED)
+
+
+def order_prefix(resource_type: int, name: str | None = None, pattern_type: int | None = None) -> bytes:
+    """The ``K`` keys of a resource type, of one name in it, or of one pattern."""
+    prefix = BY_ORDER + bytes((resource_type,))
+    if name is None:
+        return prefix
+    prefix += descending(name)
+    return prefix if pattern_type is None else prefix + bytes((pattern_type,))
+
+
+def order_key(enc: bytes) -> bytes:
+    """The ``K`` key of the binding encoded as ``enc``: its fields in the order of Kafka's
+    ``StandardAcl.compareTo`` (resource type, name in *reverse*, pattern type, operation,
+    principal, host, permission type), each encoded so that the bytes compare as Kafka compares
+    the values.  Keys sort in DescribeAcls order, :meth:`store.acl.AclBinding.sort_key`'s."""
+    name, pos = _readlp(enc, 2)
+    principal, pos = _readlp(enc, pos)
+    host, pos = _readlp(enc, pos)
+    return b"".join(
+        (
+            BY_ORDER,
+            enc[0:1],
+            descending(name),
+            enc[1:2],
+            enc[pos : pos + 1],
+            ascending(principal),
+            ascending(host),
+            enc[pos + 1 : pos + 2],
+        )
+    )

@@ -30,7 +30,7 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -43,6 +43,7 @@ from replicator.errors import (
     ReplicaStoppedError,
 )
 from replicator.index import AclIndex, CacheFigures, IndexPosition, IndexView, SkipRecord, StopRecord
+from replicator.index.listing import ListedResource
 from replicator.leases import VisibilityGate
 from replicator.tailer import Tailer, TailerSettings
 from store.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
@@ -454,6 +455,25 @@ class Replica:
                 f"{self.ready_offset} it must load before describing ACLs; retry once ready"
             )
         return Answer(view.acls(acl_filter), view.position.offset, view.position.timestamp_ms)
+
+    def list_acls(
+        self,
+        filters: Sequence[AclBindingFilter],
+        *,
+        min_offset: int | None = None,
+        timeout: float | None = None,
+    ) -> Answer[Iterator[ListedResource]]:
+        """DescribeAcls of the union of ``filters`` as a stream: the offset is known at once,
+        the bindings (in Kafka's order, grouped by pattern) are read from one snapshot as the
+        caller consumes the iterator, on the caller's thread.  Refused before the initial load,
+        as :meth:`describe`."""
+        view = self._view(min_offset, timeout)
+        if not self.ready:
+            raise AuthorizerNotReadyError(
+                f"the replica has applied up to offset {view.position.offset} of the "
+                f"{self.ready_offset} it must load before listing ACLs; retry once ready"
+            )
+        return Answer(view.listing(filters), view.position.offset, view.position.timestamp_ms)
 
     def config(self, *, min_offset: int | None = None) -> Answer[AuthorizerConfig]:
         """The authorizer settings in force at the replica's position."""

@@ -444,6 +444,24 @@ class AclAdmin:
             validate_filter(acl_filter)
             return DescribeAclsResult(tuple(self.state.index.acls(acl_filter)), self.state.offset)
 
+    def check_describe(
+        self,
+        filters: Sequence[AclBindingFilter],
+        *,
+        actor: KafkaPrincipal | str,
+        host: str = LOCAL_HOST,
+        timeout: float | None = None,
+    ) -> int:
+        """What DescribeAcls checks, for a listing that another state answers (the node's
+        replica streams it): the caller's DESCRIBE on the CLUSTER and each filter.  Returns the
+        log offset this admin has read up to, which that listing must reflect at least."""
+        with self._lock:
+            offset = self._sync(self._deadline(timeout))
+            self._require(actor, host, AclOperation.DESCRIBE, "describe ACLs")
+            for acl_filter in filters:
+                validate_filter(acl_filter)
+            return offset
+
     # --- configs ----------------------------------------------------------------------------
 
     def _check_configs(

@@ -1,9 +1,10 @@
 """A small JSON Schema checker for the tests: the keywords our schema files use, no more.
 
 ``type`` (one name or a list), ``required``, ``properties``, ``additionalProperties: false``,
-``enum``, ``const``, ``minimum``, ``maximum``, ``minLength``, ``maxLength``, ``maxItems``, ``items``,
-``allOf``, ``oneOf`` and local ``$ref``; any other keyword in a schema is an error, so a schema
-file cannot silently use a keyword these tests do not check.  Shared by the tests of the
+``enum``, ``const``, ``minimum``, ``maximum``, ``minLength``, ``maxLength``, ``minItems``,
+``maxItems``, ``items``, ``prefixItems``, ``allOf``, ``oneOf`` and local ``$ref``; any other
+keyword in a schema is an error, so a schema file cannot silently use a keyword these tests do
+not check.  Shared by the tests of the
 contract (tests/replicator) and of the broker plugin's side of it (tests/plugin).
 """
 
@@ -18,7 +19,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 _CHECKED = {
     "type", "required", "properties", "additionalProperties", "enum", "const", "minimum", "items",
     "$ref", "allOf", "oneOf", "description", "format", "title", "$schema", "$id", "example",
-    "default", "maxItems", "maximum", "minLength", "maxLength",
+    "default", "maxItems", "maximum", "minLength", "maxLength", "minItems", "prefixItems",
 }
 
 
@@ -73,7 +74,13 @@ def violations(value: Any, schema: dict[str, Any], root: dict[str, Any] | None =
                 found += violations(value[key], sub, root, f"{path}.{key}")
     if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
         found.append(f"{path}: {len(value)} items, more than {schema['maxItems']}")
+    if isinstance(value, list) and len(value) < schema.get("minItems", 0):
+        found.append(f"{path}: {len(value)} items, fewer than {schema['minItems']}")
+    prefix = schema.get("prefixItems", []) if isinstance(value, list) else []
+    if isinstance(value, list):
+        for i, (item, sub) in enumerate(zip(value, prefix, strict=False)):
+            found += violations(item, sub, root, f"{path}[{i}]")
     if isinstance(value, list) and "items" in schema:
-        for i, item in enumerate(value):
+        for i, item in enumerate(value[len(prefix) :], start=len(prefix)):
             found += violations(item, schema["items"], root, f"{path}[{i}]")
     return found

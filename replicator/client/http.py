@@ -13,7 +13,7 @@ import contextlib
 import http.client
 import json
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -42,6 +42,7 @@ from replicator.contract.answers import (
 from replicator.contract.declare import Message
 from replicator.contract.endpoints import Endpoint
 from replicator.contract.fields import BadRequestError
+from replicator.contract.listing import ListAclsRequest, ListedAcls, ListingError, ListingReader
 from replicator.contract.requests import (
     AlterAclsRequest,
     AlterConfigsBody,
@@ -114,6 +115,20 @@ class StoreClient:
     def call(self, method: str, path: str, body: Any = None, *, timeout: float | None = None) -> Any:
         """Send raw JSON; return the decoded JSON answer of a 2xx, raise otherwise.
         ``timeout`` (s) replaces the configured one for this call (a long analysis)."""
+        response, data = self._exchange(method, path, body, stream=False, timeout=timeout)
+        content_type = response.getheader("Content-Type", "")
+        decoded: Any = data.decode("utf-8", errors="replace")
+        if content_type.startswith("application/json"):
+            with contextlib.suppress(ValueError):
+                decoded = json.loads(decoded)
+        return decoded
+
+    def _exchange(
+        self, method: str, path: str, body: Any, *, stream: bool, timeout: float | None = None
+    ) -> tuple[http.client.HTTPResponse, bytes]:
+        """Send a request; the response and its body, or with ``stream`` the response of a 2xx
+        with its body left to read.  A non-2xx raises StoreClientError with the node's error.
+        ``timeout`` (s) replaces the configured one for this call."""
         payload = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Accept": "application/json"}
         if payload is not None:
@@ -129,6 +144,8 @@ class StoreClient:
             try:
                 conn.request(method, path, body=payload, headers=headers)
                 response = conn.getresponse()
+                if stream and 200 <= response.status < 300:
+                    return response, b""
                 data = response.read()
                 break
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
@@ -149,13 +166,12 @@ class StoreClient:
                     f"cannot reach the store at {self.config.url}: {reason} "
                     "(is `aclstore serve` running there? set --store or ACLSTORE_URL)"
                 ) from exc
-        content_type = response.getheader("Content-Type", "")
+        if 200 <= response.status < 300:
+            return response, data
         decoded: Any = data.decode("utf-8", errors="replace")
-        if content_type.startswith("application/json"):
+        if response.getheader("Content-Type", "").startswith("application/json"):
             with contextlib.suppress(ValueError):
                 decoded = json.loads(decoded)
-        if 200 <= response.status < 300:
-            return decoded
         try:
             refused = ErrorAnswer.from_json(decoded)
         except BadRequestError:  # not the node's error body (a proxy's page, say)
@@ -205,6 +221,19 @@ class StoreClient:
     ) -> DescribeAclsAnswer:
         request = DescribeAclsRequest(acl_filter=acl_filter, min_offset=min_offset)
         return self.send(endpoints.DESCRIBE_ACLS, request)
+
+    def list_acls(
+        self, filters: Sequence[AclBindingFilter] = (ANY_FILTER,), *, min_offset: int | None = None
+    ) -> AclListing:
+        """DescribeAcls of the union of ``filters``, streamed (``/v1/acls/list``): iterate the
+        answer for its resources as they arrive, in DescribeAcls order; its ``offset`` is set
+        once the whole listing has been read.  A listing that fails midway raises
+        StoreClientError from the iteration, never ends as a shorter one."""
+        request = ListAclsRequest(filters=list(filters), min_offset=min_offset)
+        response, _ = self._exchange(
+            endpoints.LIST_ACLS.method, endpoints.LIST_ACLS.path, request.to_json(), stream=True
+        )
+        return AclListing(self, response)
 
     def delete_acls(self, filters: Sequence[AclBindingFilter]) -> DeleteAclsAnswer:
         return self.send(endpoints.DELETE_ACLS, DeleteAclsRequest(filters=list(filters)))
@@ -276,3 +305,52 @@ class StoreClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+_READ_BYTES = 64 * 1024
+
+
+class AclListing:
+    """A streamed listing being read (:meth:`StoreClient.list_acls`).
+
+    Iterate it once for the resources; :attr:`offset` (the log offset the listing reflects)
+    and :attr:`bindings` are set by its end.  A listing left unread, or one that failed,
+    closes the client's connection (the rest of its body is never read)."""
+
+    def __init__(self, client: StoreClient, response: http.client.HTTPResponse) -> None:
+        self._client = client
+        self._response = response
+        self._reader = ListingReader(self._chunks())
+
+    @property
+    def offset(self) -> int | None:
+        return self._reader.offset
+
+    @property
+    def bindings(self) -> int | None:
+        return self._reader.bindings
+
+    def _chunks(self) -> Iterator[bytes]:
+        response = self._response
+        while True:
+            try:
+                chunk = response.read1(_READ_BYTES)
+            except (http.client.HTTPException, OSError) as exc:
+                raise ListingError(f"reading the listing failed: {exc!r}") from exc
+            if not chunk:
+                return
+            yield chunk
+
+    def __iter__(self) -> Iterator[ListedAcls]:
+        done = False
+        try:
+            yield from self._reader
+            done = True
+        except ListingError as exc:
+            url = self._client.config.url
+            raise StoreClientError(
+                f"listing the ACLs of {url} failed: {exc.message}", status=200, error=exc.error
+            ) from exc
+        finally:
+            if not done:
+                self._client.close()

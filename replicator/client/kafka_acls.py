@@ -14,7 +14,7 @@ confluent-kafka's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
@@ -27,6 +27,7 @@ from replicator.contract.answers import (
     DescribeAclsAnswer,
     ItemError,
 )
+from replicator.contract.listing import ListedAcls, listed_acls
 from store.acl import AclBinding, AclBindingFilter
 from store.errors import InvalidRequestError
 from store.interop import from_confluent, to_confluent, to_confluent_filter
@@ -63,6 +64,14 @@ class KafkaAclClient:
             raise InvalidRequestError(f"DescribeAcls failed: {_item_error(exc).message}") from exc
         return DescribeAclsAnswer(bindings=[from_confluent(b) for b in found], offset=None)
 
+    def list_acls(self, filters: Sequence[AclBindingFilter]) -> DescribedListing:
+        """The union of ``filters``' DescribeAcls answers as a listing's resources (Kafka's
+        protocol has no streamed answer: each is read whole, as kafka-acls.sh reads it)."""
+        found: dict[AclBinding, None] = {}
+        for acl_filter in filters:
+            found.update(dict.fromkeys(self.describe_acls(acl_filter).bindings))
+        return DescribedListing(found)
+
     def create_acls(self, bindings: Sequence[AclBinding]) -> CreateAclsAnswer:
         futures = self._admin.create_acls(
             [to_confluent(b) for b in bindings], request_timeout=self._timeout
@@ -91,6 +100,7 @@ class KafkaAclClient:
                 error = _item_error(exc)
             results.append(DeleteResult(filter=ours, deleted=deleted, error=error))
         return DeleteAclsAnswer(results=results, offset=None)
+
     def close(self) -> None:
         """AdminClient holds no connection to close explicitly; here for the ``with`` form."""
 
@@ -99,3 +109,16 @@ class KafkaAclClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class DescribedListing:
+    """Bindings described whole, listed as :meth:`StoreClient.list_acls`'s answer is (no
+    offset: Kafka's protocol carries none)."""
+
+    offset: int | None = None
+
+    def __init__(self, bindings: Iterable[AclBinding]) -> None:
+        self._bindings = list(bindings)
+
+    def __iter__(self) -> Iterator[ListedAcls]:
+        return listed_acls(self._bindings)

@@ -32,6 +32,7 @@ from replicator.contract.answers import (
     RequestCheckAnswer,
 )
 from replicator.contract.declare import Message
+from replicator.contract.listing import AclListingEnd, AclResourceLine, ListAclsRequest
 from replicator.contract.requests import (
     AlterAclsRequest,
     AlterConfigsBody,
@@ -61,6 +62,8 @@ class Endpoint(Generic[Q, A]):
     """The body of its 200 (None: not JSON, or any JSON)."""
     body_optional: bool = False
     """No body asks for everything (``describe_acls``, ``describe_configs``)."""
+    lines: tuple[type[Message], ...] = ()
+    """The lines of a streamed 200 (JSON lines, chunked; ``answer`` is then None)."""
 
 
 HEALTHZ: Final[Endpoint[Any, HealthAnswer]] = Endpoint(
@@ -92,6 +95,10 @@ DESCRIBE_ACLS: Final = Endpoint(
     "POST", "/v1/acls/describe", "describe_acls", DescribeAclsRequest, DescribeAclsAnswer,
     body_optional=True,
 )  # fmt: skip
+LIST_ACLS: Final[Endpoint[ListAclsRequest, Any]] = Endpoint(
+    "POST", "/v1/acls/list", "list_acls", ListAclsRequest, body_optional=True,
+    lines=(AclResourceLine, AclListingEnd),
+)  # fmt: skip
 DELETE_ACLS: Final = Endpoint(
     "POST", "/v1/acls/delete", "delete_acls", DeleteAclsRequest, DeleteAclsAnswer
 )
@@ -115,8 +122,8 @@ DOWNGRADE_CHECK: Final = Endpoint(
 
 ENDPOINTS: Final[tuple[Endpoint[Any, Any], ...]] = (
     HEALTHZ, READYZ, METRICS, OPENAPI, STATUS, WAIT_OFFSET, AUTHORIZE, AUTHORIZE_BY_RESOURCE_TYPE,
-    AUTHORIZE_REQUEST, CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS, ALTER_ACLS, DESCRIBE_CONFIGS,
-    ALTER_CONFIGS, DRY_RUN, DOWNGRADE_CHECK,
+    AUTHORIZE_REQUEST, CREATE_ACLS, DESCRIBE_ACLS, LIST_ACLS, DELETE_ACLS, ALTER_ACLS,
+    DESCRIBE_CONFIGS, ALTER_CONFIGS, DRY_RUN, DOWNGRADE_CHECK,
 )  # fmt: skip
 
 

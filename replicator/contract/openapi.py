@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
-from replicator.contract import access, answers, bindings, requests
+from replicator.contract import access, answers, bindings, listing, requests
 from replicator.contract.declare import Message, Schema, shape
 from replicator.contract.endpoints import ENDPOINTS, Endpoint
 from replicator.contract.kinds import KAFKA_ENUMS, RESULT, kafka_enum_schema
@@ -31,6 +31,7 @@ COMPONENTS: Final[tuple[type[Message], ...]] = (
     requests.RequestCheckRequest, answers.RequestCheckAnswer,
     requests.CreateAclsRequest, answers.CreateAclsAnswer,
     requests.DescribeAclsRequest, answers.DescribeAclsAnswer,
+    listing.ListAclsRequest, listing.AclResourceLine, listing.AclListingEnd,
     requests.DeleteAclsRequest, answers.DeleteAclsAnswer,
     requests.AlterAclsRequest, answers.AlterAclsAnswer,
     requests.DescribeConfigsRequest, answers.DescribeConfigsAnswer,
@@ -152,6 +153,15 @@ _API_OPERATIONS: Final[dict[str, tuple[str, str, str | None]]] = {
     "describe_acls": (
         "acls", "DescribeAcls (KIP-140) with a filter; no body lists every binding", None,
     ),
+    "list_acls": (
+        "acls", "DescribeAcls streamed: the union of the filters, as JSON lines, with the offset "
+        "at the end",
+        "The body (chunked, application/x-ndjson) is one AclResource line per resource pattern "
+        "in DescribeAcls order (a pattern with many ACLs may take several lines in a row), then "
+        "one AclListingEnd line with the log offset the listing reflects, at least the log end "
+        "when it was asked. A failure once the 200 is sent is an Error line instead of the end "
+        "line; a body without its end line failed too. No body lists every binding.",
+    ),
     "delete_acls": (
         "acls", "DeleteAcls (KIP-140): one result per filter", None,
     ),
@@ -187,6 +197,19 @@ _API_OPERATIONS: Final[dict[str, tuple[str, str, str | None]]] = {
 }  # fmt: skip
 
 
+def _answer(endpoint: Endpoint[Any, Any]) -> Schema:
+    """The 200 of an endpoint: its answer, or for a streamed one each of its lines (or an
+    Error line)."""
+    if not endpoint.lines:
+        return _json(ref(_named(endpoint.answer)), "OK")
+    line = {"oneOf": [*(ref(_named(cls)) for cls in endpoint.lines), ref("Error")]}
+    schema = {"description": "One JSON value per line", **line}
+    return {
+        "description": "OK: JSON lines, written as they are read (chunked)",
+        "content": {listing.CONTENT_TYPE: {"schema": schema}},
+    }
+
+
 def operation(endpoint: Endpoint[Any, Any]) -> Schema:
     """The OpenAPI operation of one endpoint; a KeyError names an undocumented one."""
     if endpoint.name in _NODE_OPERATIONS:
@@ -198,7 +221,7 @@ def operation(endpoint: Endpoint[Any, Any]) -> Schema:
         "tags": [tag],
         "requestBody": {"required": not endpoint.body_optional,
                         "content": {"application/json": {"schema": request}}},
-        "responses": {"200": _json(ref(_named(endpoint.answer)), "OK"),
+        "responses": {"200": _answer(endpoint),
                       **_errors(_DECISION_ERRORS if tag == "decisions" else _ADMIN_ERRORS)},
     }  # fmt: skip
     if tag != "decisions":

@@ -17,6 +17,7 @@ from typing import cast
 
 from rocksdict import WriteBatch, WriteOptions
 
+from replicator.encoding import BY_PATTERN, order_key
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
 from replicator.index import meta
 from replicator.index.batch import IndexBatch
@@ -32,6 +33,9 @@ from replicator.index.records import (
 from replicator.index.tables import open_tables
 from replicator.index.view import IndexView
 from store.authorizer.grants import PatternAcls
+
+_UPGRADE_BATCH = 10_000
+"""Bindings per ``WriteBatch`` when an older layout gains a table."""
 
 
 class AclIndex:
@@ -92,7 +96,10 @@ class AclIndex:
             meta.put_fresh(wb, self.tables.meta_cf, reader_version=self.reader_version)
             self._db.write(wb, self._write_opt)
             stored = meta.decode_meta(self._read_meta())
-        elif stored.layout != meta.INDEX_LAYOUT_VERSION:
+        if stored.layout == 1:
+            self._add_order_table()
+            stored = meta.decode_meta(self._read_meta())
+        if stored.layout != meta.INDEX_LAYOUT_VERSION:
             raise IndexRebuildRequiredError(
                 f"the index in {self.path} uses key layout {stored.layout}, this aclstore "
                 f"reads layout {meta.INDEX_LAYOUT_VERSION}; delete the directory to rebuild it "
@@ -100,6 +107,31 @@ class AclIndex:
             )
         self._check_reader_version(stored)
         return stored
+
+    def _add_order_table(self) -> None:
+        """Layout 1 to 2: the ``K`` keys of every binding, read from the ``B`` table, written in
+        batches; the last one records layout 2.  An upgrade cut short starts over at the next
+        open (it writes the same keys), and changes nothing else: the position and the
+        bindings stay what they were."""
+        acl_cf = self.tables.acl_cf
+        iterator = self.tables.acl.iter()
+        iterator.seek(BY_PATTERN)
+        wb = WriteBatch(raw_mode=True)
+        pending = 0
+        while iterator.valid():
+            key: bytes = iterator.key()
+            if not key.startswith(BY_PATTERN):
+                break
+            enc = key[len(BY_PATTERN) :]
+            wb.put(order_key(enc), enc, acl_cf)
+            pending += 1
+            if pending == _UPGRADE_BATCH:
+                self._db.write(wb, self._write_opt)
+                wb, pending = WriteBatch(raw_mode=True), 0
+            iterator.next()
+        del iterator
+        wb.put(meta.M_LAYOUT, meta.pack_i64(2), self.tables.meta_cf)
+        self._db.write(wb, self._write_opt)
 
     def _read_meta(self) -> dict[bytes, bytes]:
         return cast(dict[bytes, bytes], dict(self.tables.meta.items()))  # raw mode: bytes only

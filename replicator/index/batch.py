@@ -18,6 +18,7 @@ from replicator.encoding import (
     BY_LOG_KEY,
     BY_PATTERN,
     encode_binding,
+    order_key,
     pattern_of,
     prefixed_name_length,
     principal_key,
@@ -105,6 +106,7 @@ class IndexBatch:
         self._wb.put(BY_LOG_KEY + log_key, enc, cf)
         self._wb.put(BY_PATTERN + enc, b"", cf)
         self._wb.put(principal_key(enc), b"", cf)
+        self._wb.put(order_key(enc), enc, cf)
         self._count_length(enc, +1)
         self._bindings += 1
         self._current[log_key] = enc
@@ -122,6 +124,7 @@ class IndexBatch:
         self._wb.delete(BY_LOG_KEY + log_key, cf)
         self._wb.delete(BY_PATTERN + enc, cf)
         self._wb.delete(principal_key(enc), cf)
+        self._wb.delete(order_key(enc), cf)
         self._count_length(enc, -1)
         self._bindings -= 1
         self._changed(enc)

@@ -19,8 +19,9 @@ from rocksdict import ColumnFamily, WriteBatch
 
 from replicator.index.records import IndexCounters, IndexPosition, LogAnchor, SkipRecord, StopRecord
 
-INDEX_LAYOUT_VERSION = 1
-"""Version of the key layout (:mod:`replicator.encoding`); another layout is rebuilt."""
+INDEX_LAYOUT_VERSION = 2
+"""Version of the key layout (:mod:`replicator.encoding`): 2 added the ``K`` table (listing
+order), which opening a layout-1 index writes from its ``B`` table; any other layout is rebuilt."""
 
 _I64 = struct.Struct(">q")
 _LEN = struct.Struct(">BI")  # resource type code, name length (the prefix-length counters)

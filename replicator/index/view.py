@@ -6,7 +6,7 @@ authorizer settings it reflects, so an answer is never assembled from two states
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from replicator.encoding import (
@@ -18,6 +18,7 @@ from replicator.encoding import (
     lp,
     pattern_prefix,
 )
+from replicator.index.listing import ListedResource, plan, scan
 from replicator.index.patterns import IndexPatterns
 from replicator.index.records import IndexPosition
 from store.acl import WILDCARD_RESOURCE, AclBinding, AclBindingFilter, PatternType, ResourceType
@@ -58,7 +59,8 @@ class IndexView:
     ``applicable_acls`` summarizes the bindings of the patterns that apply to a resource
     (:func:`store.authorizer.applicable.applicable_patterns`, at the PREFIXED lengths the
     index holds), each read by one seek, and keeps the answer in the index's cache;
-    ``acls_for_principal`` scans the by-principal table; ``bindings`` scans everything.
+    ``acls_for_principal`` scans the by-principal table; ``bindings`` scans everything;
+    ``listing`` reads DescribeAcls' answer in its order, as it is consumed.
     """
 
     def __init__(
@@ -178,6 +180,12 @@ class IndexView:
             skip = len(prefix) + 1
             return [decode_binding(k, skip) for k in self._scan(prefix)]
         return self.bindings()
+
+    def listing(self, filters: Sequence[AclBindingFilter]) -> Iterator[ListedResource]:
+        """The bindings any of ``filters`` matches, in Kafka's DescribeAcls order, grouped by
+        pattern (:mod:`replicator.index.listing`): read from this view's snapshot as the
+        caller consumes them, never gathered."""
+        return scan(self._iter, plan(filters, self._prefix_lengths))
 
     def _pattern(self, resource_type: int, pattern_type: int, name: str) -> list[AclBinding]:
         prefix = pattern_prefix(resource_type, pattern_type, name)

@@ -3,7 +3,8 @@
 One thread per connection, keep-alive by default (a broker holds one connection open and sends
 request after request), ``TCP_NODELAY`` and each response written in a single ``send`` so that
 no answer waits on Nagle's algorithm.  Routes are exact ``(method, path)`` pairs; bodies are
-JSON with a ``Content-Length`` (no chunked uploads) up to a bound.
+JSON with a ``Content-Length`` (no chunked uploads) up to a bound.  An answer too large to build
+(a listing) is written as it is made, HTTP/1.1 chunked (:meth:`Response.streamed`).
 
 A client cannot hold the node's threads (:class:`HttpLimits`): a request's line and headers
 must arrive within a deadline counted from its first byte and its body within a second one
@@ -25,7 +26,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from email.message import Message
 from http import HTTPStatus
@@ -114,11 +115,22 @@ class Response:
     body: bytes
     content_type: str = JSON
     headers: tuple[tuple[str, str], ...] = ()
+    chunks: Iterator[bytes] | None = None
+    """A body written as it is made (chunked) instead of ``body``: see :meth:`streamed`."""
 
     @classmethod
     def json(cls, value: Any, status: int = 200, **headers: str) -> Response:
         extra = tuple((k.replace("_", "-"), v) for k, v in headers.items())
         return cls(status, dumps(value), JSON, extra)
+
+    @classmethod
+    def streamed(cls, chunks: Iterator[bytes], content_type: str) -> Response:
+        """A 200 whose body is written chunk by chunk as ``chunks`` yields (HTTP/1.1 chunked
+        transfer coding), the socket's send bounding how far the producer runs ahead of the
+        client.  Whatever goes wrong once the 200 is sent must be said in the body: an
+        exception out of ``chunks`` closes the connection without the last chunk, which a
+        client reads as a body cut short."""
+        return cls(200, b"", content_type, (), chunks)
 
 
 RouteHandler = Callable[[HttpRequest], Response]
@@ -451,10 +463,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, response: Response, route_name: str) -> None:
         reason = _REASONS.get(response.status, "")
+        length = (
+            "Transfer-Encoding: chunked"
+            if response.chunks is not None
+            else f"Content-Length: {len(response.body)}"
+        )
         head = [
             f"HTTP/1.1 {response.status} {reason}",
             f"Content-Type: {response.content_type}",
-            f"Content-Length: {len(response.body)}",
+            length,
         ]
         head.extend(f"{name}: {value}" for name, value in response.headers)
         if self.close_connection:
@@ -467,6 +484,28 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
         if self.server.on_response is not None:
             self.server.on_response(route_name, response.status)
+        if response.chunks is not None and self.command != "HEAD":
+            self._send_chunks(response.chunks)
+
+    def _send_chunks(self, chunks: Iterator[bytes]) -> None:
+        """The body, chunk by chunk (each send bounded by the idle timeout, for a client that
+        stops reading), then the last chunk.  A failure of the producer or of the socket
+        closes the connection without the last chunk: the client sees the body cut short."""
+        try:
+            for chunk in chunks:
+                if chunk:
+                    self.wfile.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the client went away or stopped reading
+            self.close_connection = True
+            _log.debug("a streamed answer to %s was cut", self.client_address[0], exc_info=True)
+        except Exception:
+            self.close_connection = True
+            _log.exception("a streamed answer to %s failed; its body was cut", self.client_address[0])
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()  # a generator cut short releases what it holds (a snapshot) now
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Protocol errors (bad request line, headers) answered as JSON too."""

@@ -6,7 +6,8 @@
   Kerberos name) and are mapped as Kafka's principal builders do (:class:`IdentityMapper`).
 * ACL and config administration go to the :class:`~store.admin.AclAdmin`, which writes to the
   log and applies Kafka's CLUSTER checks to the authenticated caller
-  (:mod:`replicator.server.callers`).
+  (:mod:`replicator.server.callers`).  The streamed listing (``/v1/acls/list``) is checked by
+  the admin and read from the replica's snapshot as it is sent.
 * ``/healthz``, ``/readyz``, ``/metrics``, ``/openapi.json`` and ``/v1/status`` report on the node.
 
 Bodies are parsed and answers built by :mod:`replicator.contract`; this module decides.
@@ -14,21 +15,30 @@ Bodies are parsed and answers built by :mod:`replicator.contract`; this module d
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import Final, Protocol
 
 from replicator.access.analyst import AccessAnalyst
-from replicator.contract import access, answers, requests
+from replicator.contract import access, answers, listing, requests
 from replicator.contract.endpoints import ENDPOINTS
 from replicator.contract.fields import BadRequestError
 from replicator.errors import ConsistencyTimeoutError
+from replicator.index.listing import ListedResource
 from replicator.replica import Answer, ReplicaStatus
 from replicator.server.audit import AuditEmitter
 from replicator.server.callers import Caller, CallerPolicy
 from replicator.server.http import HttpRequest, Response, Route, RouteHandler
 from replicator.server.metrics import CONTENT_TYPE, ReplicaFigures, SidecarMetrics
-from store.acl import CLUSTER_NAME, AclBinding, AclOperation, PatternType, ResourceType
+from store.acl import (
+    CLUSTER_NAME,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    PatternType,
+    ResourceType,
+)
 from store.admin import AclAdmin
 from store.authorizer import ALLOWED, Action, Decision
 from store.errors import ClusterAuthorizationError, StoreError
@@ -71,6 +81,53 @@ class DecisionReplica(Protocol):
         min_offset: int | None = None,
         timeout: float | None = None,
     ) -> Answer[Decision]: ...
+
+    def list_acls(
+        self,
+        filters: Sequence[AclBindingFilter],
+        *,
+        min_offset: int | None = None,
+        timeout: float | None = None,
+    ) -> Answer[Iterator[ListedResource]]: ...
+
+
+_log = logging.getLogger("aclstore.service")
+LISTING_CHUNK_BYTES: Final = 64 * 1024
+"""Lines of a listing gathered into one chunk of the body (one send)."""
+
+
+def listing_chunks(resources: Iterator[ListedResource], offset: int) -> Iterator[bytes]:
+    """The body of a listing: its lines in chunks of about :data:`LISTING_CHUNK_BYTES`, then
+    the end line; a failure while reading is the last line instead (an Error line), since the
+    200 has been sent."""
+    writer = listing.LineWriter()
+    pending: list[bytes] = []
+    size = 0
+    try:
+        for resource in resources:
+            line = writer.resource_line(resource)
+            pending.append(line)
+            size += len(line)
+            if size >= LISTING_CHUNK_BYTES:
+                yield b"".join(pending)
+                pending.clear()
+                size = 0
+        pending.append(writer.end_line(offset))
+    except StoreError as exc:
+        code = int(exc.error_code)
+        pending.append(listing.error_line(answers.error_json(type(exc).__name__, exc.message,
+                                                             kafkaErrorCode=code)))  # fmt: skip
+    except Exception:
+        _log.exception("listing ACLs failed after %d ACL(s)", writer.bindings)
+        pending.append(listing.error_line(answers.error_json(
+            "INTERNAL_ERROR", f"the listing failed after {writer.bindings} ACL(s); see the "
+            "node's log",
+        )))  # fmt: skip
+    finally:
+        close = getattr(resources, "close", None)
+        if close is not None:
+            close()
+    yield b"".join(pending)
 
 
 class IdentityMapper:
@@ -171,6 +228,7 @@ class SidecarService:
             "authorize_by_resource_type": self.authorize_by_resource_type,
             "authorize_request": self.authorize_request,
             "create_acls": self.create_acls, "describe_acls": self.describe_acls,
+            "list_acls": self.list_acls,
             "delete_acls": self.delete_acls, "alter_acls": self.alter_acls,
             "describe_configs": self.describe_configs, "alter_configs": self.alter_configs,
             "dry_run_acls": self.dry_run_acls, "downgrade_check": self.downgrade_check,
@@ -348,6 +406,20 @@ class SidecarService:
         result = self.admin.describe_acls(body.acl_filter, actor=actor, host=host)
         self._check_min_offset(body.min_offset, result.offset)
         return Response.json(answers.describe_acls_answer(result))
+
+    def list_acls(self, request: HttpRequest) -> Response:
+        """DescribeAcls of the union of the filters, streamed (:mod:`replicator.contract.listing`).
+
+        The admin checks the caller (DESCRIBE on the CLUSTER) and the filters and says how far
+        the log goes; the replica's snapshot, at least that fresh, is read as the body is sent,
+        so a listing shows every write acknowledged before it was asked, and neither end holds
+        more than a few lines of it."""
+        caller = self._admin_principal(request)
+        body = listing.list_request(request.json() if request.body.strip() else {})
+        reached = self.admin.check_describe(body.filters, actor=caller, host=request.address)
+        self._check_min_offset(body.min_offset, reached)
+        answer = self.replica.list_acls(body.filters, min_offset=reached)
+        return Response.streamed(listing_chunks(answer.value, answer.offset), listing.CONTENT_TYPE)
 
     def delete_acls(self, request: HttpRequest) -> Response:
         caller = self._admin_principal(request)
