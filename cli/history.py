@@ -295,11 +295,14 @@ def _print(args: argparse.Namespace, grid: Any, offset: int | None, as_json: Any
 def history_archive(args: argparse.Namespace, *, streaming: bool = False) -> HistoryArchive:
     """The archive this command asks (or, ``streaming``, writes): ``--archive`` of the log
     ``--data-dir`` or ``--bootstrap-servers`` names, read with this command's session."""
+    from jobs.common.connect import tune_for_table
     from jobs.history import HistoryArchive
+    from jobs.history.tables import validity_path
 
-    return HistoryArchive.for_path(
-        spark_session(args, streaming=streaming), archive_location(args), source=log_source(args)
-    )
+    spark = spark_session(args, streaming=streaming)
+    location = archive_location(args)
+    tune_for_table(spark, validity_path(location))
+    return HistoryArchive.for_path(spark, location, source=log_source(args))
 
 
 def _point(args: argparse.Namespace) -> dict[str, int | None]:

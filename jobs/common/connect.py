@@ -26,17 +26,22 @@ LOOPBACK: Final = "127.0.0.1"
 
 
 QUESTION_CONF: Final = {
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
 }
 """The settings of a question's session on the server (its own: other clients keep theirs).
-A question is a few small queries, each planned once: compiling each plan's Java code, and
-re-planning it adaptively, cost more than running it interpreted over the rows Delta's
-statistics leave it.  On a warm local server, ``who`` on a small archive took 1.7 s with
-Spark's defaults and 0.65 s with these (the bench history's ``who_cli_small`` times it as a
-command)."""
+A question is a few queries, each planned once, over the rows Delta's statistics leave it:
+re-planning each adaptively costs more than it saves."""
+
+SMALL_TABLE_CONF: Final = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+"""Added for a question over a small table (:data:`SMALL_TABLE_BYTES`): compiling each plan's
+Java code costs more than running it interpreted over a few thousand rows, and less than it
+saves over millions (the trade the test suite's session makes, :mod:`tests.conftest`)."""
+
+SMALL_TABLE_BYTES: Final = 16 * 1024 * 1024
 
 
 class ConnectError(Exception):
@@ -45,7 +50,7 @@ class ConnectError(Exception):
 
 def remote_session(url: str) -> Any:
     """A Spark Connect session on the server at ``url`` (``sc://host:port``), set for
-    questions (:data:`QUESTION_CONF`).
+    questions (:data:`QUESTION_CONF`; :func:`tune_for_table` for the table asked).
 
     Built through pyspark's classic builder, which marks this process as a Connect client,
     so that ``pyspark.sql.functions`` and every DataFrame call in the jobs speak to the server.
@@ -131,3 +136,30 @@ def read_delta(spark: Any, path: str) -> Any | None:
             return None
         raise
     return frame
+
+
+def table_bytes(spark: Any, path: str) -> int | None:
+    """The size of the Delta table at ``path`` from its log (``DESCRIBE DETAIL``: no scan), or
+    None when there is none."""
+    from pyspark.errors import AnalysisException
+
+    quoted = path.replace("`", "``")
+    try:
+        row = spark.sql(f"DESCRIBE DETAIL delta.`{quoted}`").select("sizeInBytes").collect()[0]
+    except AnalysisException:
+        return None
+    return None if row[0] is None else int(row[0])
+
+
+def tune_for_table(spark: Any, path: str) -> bool:
+    """On a Connect session, run interpreted (:data:`SMALL_TABLE_CONF`) when the table at
+    ``path`` is small; True when it did.  A classic session is left as it is (it may be the
+    caller's own, shared with other work)."""
+    if not is_remote(spark):
+        return False
+    size = table_bytes(spark, path)
+    if size is None or size > SMALL_TABLE_BYTES:
+        return False
+    for key, value in SMALL_TABLE_CONF.items():
+        spark.conf.set(key, value)
+    return True
