@@ -85,17 +85,6 @@ def _producer(broker: LocalKafka, user: str, topic: str) -> Any:
     return producer
 
 
-def _produce_ms(producer: Any, topic: str) -> tuple[float, int]:
-    """One record, waited for: (milliseconds, Kafka error code or 0)."""
-    outcome: list[int] = []
-    started = time.perf_counter()
-    producer.produce(topic, value=b"x" * 100,
-                     on_delivery=lambda err, _: outcome.append(0 if err is None else err.code()))  # fmt: skip
-    producer.flush(15)
-    elapsed = (time.perf_counter() - started) * 1000
-    return elapsed, outcome[0] if outcome else -1
-
-
 def _warm(producers: Mapping[str, Any], traffic: workload.Traffic, broker: str) -> None:
     """Every principal produces once to each of its topics (metadata fetched, JIT warm); what
     timed out on a busy machine is sent again, twice at most."""
@@ -112,28 +101,6 @@ def _warm(producers: Mapping[str, Any], traffic: workload.Traffic, broker: str) 
             return
         todo = [(who, name) for who, name, _ in failed]
     raise RuntimeError(f"warm-up produces through the {broker} broker failed: {failed[:5]}")
-
-
-def _binding(b: Mapping[str, str]) -> Any:
-    from confluent_kafka.admin._acl import AclBinding, AclOperation, AclPermissionType
-    from confluent_kafka.admin._resource import ResourcePatternType, ResourceType
-
-    return AclBinding(
-        ResourceType[b["resourceType"]], b["resourceName"], ResourcePatternType[b["patternType"]],
-        b["principal"], b["host"], AclOperation[b["operation"]],
-        AclPermissionType[b["permissionType"]],
-    )  # fmt: skip
-
-
-def _filter(b: Mapping[str, str]) -> Any:
-    from confluent_kafka.admin._acl import AclBindingFilter, AclOperation, AclPermissionType
-    from confluent_kafka.admin._resource import ResourcePatternType, ResourceType
-
-    return AclBindingFilter(
-        ResourceType[b["resourceType"]], b["resourceName"], ResourcePatternType[b["patternType"]],
-        b["principal"], b["host"], AclOperation[b["operation"]],
-        AclPermissionType[b["permissionType"]],
-    )  # fmt: skip
 
 
 def apply_changes(
@@ -215,12 +182,12 @@ def _feed(
         kind, binding = next(stream)
         admin = pool[sent_count % ADMIN_CLIENTS]
         if kind == "create":
-            future = next(iter(admin.create_acls([_binding(binding)],
+            future = next(iter(admin.create_acls([workload.kafka_acl(binding)],
                                                    request_timeout=ADMIN_TIMEOUT_S).values()))
             created[tuple(binding.values())] = future
         else:
             created.pop(tuple(binding.values())).result(timeout=ADMIN_TIMEOUT_S)
-            future = next(iter(admin.delete_acls([_filter(binding)],
+            future = next(iter(admin.delete_acls([workload.kafka_acl(binding, as_filter=True)],
                                                    request_timeout=ADMIN_TIMEOUT_S).values()))
         future.add_done_callback(timed(time.perf_counter()))
         in_flight.append((kind, binding, future))
@@ -329,7 +296,7 @@ def _phase(
     started = time.perf_counter()
     for i, (who, topic) in enumerate(requests):
         for via in names if i % 2 == 0 else names[::-1]:
-            ms, code = _produce_ms(producers[via][who], topic)
+            ms, code = workload.produce_ms(producers[via][who], topic)
             if code != 0:
                 raise RuntimeError(f"{who}'s produce to {topic} through the {via} broker "
                                    f"failed: code {code}")  # fmt: skip

@@ -21,8 +21,10 @@ cluster grows (and that make Kafka's authorizer look at every kind of pattern on
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 TEAMS = 500
 APPS = 20
@@ -159,3 +161,28 @@ def changes(
         seen.add(key)
         pending.append(binding)
         yield "create", binding
+
+
+def kafka_acl(b: Mapping[str, str], *, as_filter: bool = False) -> Any:
+    """A binding of the workload (its JSON fields) as confluent-kafka's ``AclBinding``, or with
+    ``as_filter`` the ``AclBindingFilter`` that matches exactly it."""
+    from confluent_kafka.admin._acl import AclBinding, AclBindingFilter, AclOperation, AclPermissionType
+    from confluent_kafka.admin._resource import ResourcePatternType, ResourceType
+
+    kind = AclBindingFilter if as_filter else AclBinding
+    return kind(
+        ResourceType[b["resourceType"]], b["resourceName"], ResourcePatternType[b["patternType"]],
+        b["principal"], b["host"], AclOperation[b["operation"]],
+        AclPermissionType[b["permissionType"]],
+    )  # fmt: skip
+
+
+def produce_ms(producer: Any, topic: str) -> tuple[float, int]:
+    """One record produced and waited for: (milliseconds, Kafka error code or 0)."""
+    outcome: list[int] = []
+    started = time.perf_counter()
+    producer.produce(topic, value=b"x" * 100,
+                     on_delivery=lambda err, _: outcome.append(0 if err is None else err.code()))  # fmt: skip
+    producer.flush(15)
+    elapsed = (time.perf_counter() - started) * 1000
+    return elapsed, outcome[0] if outcome else -1

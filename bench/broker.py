@@ -69,7 +69,7 @@ from typing import Any
 
 from bench import _broker_realistic as realistic
 from bench._broker_figures import jmx_options
-from bench._broker_workload import Traffic
+from bench._broker_workload import Traffic, kafka_acl, produce_ms
 from bench.process import load_average
 from bench.report import Target, figure, percentile
 from bench.sidecar import _bindings, _Client, _Server
@@ -89,23 +89,12 @@ def _alice_writes() -> dict[str, str]:
             "permissionType": "ALLOW"}  # fmt: skip
 
 
-def _kafka_binding(b: Mapping[str, str]) -> Any:
-    from confluent_kafka.admin._acl import AclBinding, AclOperation, AclPermissionType
-    from confluent_kafka.admin._resource import ResourcePatternType, ResourceType
-
-    return AclBinding(
-        ResourceType[b["resourceType"]], b["resourceName"], ResourcePatternType[b["patternType"]],
-        b["principal"], b["host"], AclOperation[b["operation"]],
-        AclPermissionType[b["permissionType"]],
-    )  # fmt: skip
-
-
 def _load_standard(broker: LocalKafka, bindings: list[dict[str, str]]) -> None:
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient(broker.client_config("admin"))
     for start in range(0, len(bindings), 1000):
-        chunk = [_kafka_binding(b) for b in bindings[start : start + 1000]]
+        chunk = [kafka_acl(b) for b in bindings[start : start + 1000]]
         for future in admin.create_acls(chunk).values():
             future.result(timeout=120)
 
@@ -164,23 +153,12 @@ def _producer(broker: LocalKafka, user: str) -> Any:
     return producer
 
 
-def _produce_ms(producer: Any, topic: str = TOPIC) -> tuple[float, int]:
-    """One record, waited for: (milliseconds, Kafka error code or 0)."""
-    outcome: list[int] = []
-    started = time.perf_counter()
-    producer.produce(topic, value=b"x" * 100,
-                     on_delivery=lambda err, _: outcome.append(0 if err is None else err.code()))  # fmt: skip
-    producer.flush(15)
-    elapsed = (time.perf_counter() - started) * 1000
-    return elapsed, outcome[0] if outcome else -1
-
-
 def _latencies(brokers: dict[str, LocalKafka], records: int) -> dict[str, list[float]]:
     producers = {name: _producer(b, "alice") for name, b in brokers.items()}
     samples: dict[str, list[float]] = {name: [] for name in brokers}
     for i in range(records + records // 10):
         for name, producer in producers.items():
-            ms, code = _produce_ms(producer)
+            ms, code = produce_ms(producer, TOPIC)
             if code != 0:
                 raise RuntimeError(f"alice's produce through the {name} broker failed: code {code}")
             if i >= records // 10:  # the first tenth warms up the JIT and the connections
@@ -204,12 +182,12 @@ def _grant_ms(broker: LocalKafka, data_dir: Path, topic: str) -> float:
     admin = AdminClient(broker.client_config("admin"))  # kept alive until the topic exists
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=60)
     ready = [_producer(broker, "bob") for _ in range(40)]
-    if _produce_ms(ready.pop(), topic)[1] == 0:
+    if produce_ms(ready.pop(), topic)[1] == 0:
         raise RuntimeError(f"bob could write to {topic} before the grant")
     _cli(data_dir, "acls", "--add", "--allow-principal", "User:bob", "--producer", "--topic", topic)
     granted = time.perf_counter()
     while ready:
-        _, code = _produce_ms(ready.pop(), topic)
+        _, code = produce_ms(ready.pop(), topic)
         if code == 0:
             return (time.perf_counter() - granted) * 1000
     raise RuntimeError(f"bob still could not write to {topic} after 40 attempts")
