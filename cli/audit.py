@@ -22,7 +22,7 @@ from typing import Any
 
 from cli.common import add_log_config_option, log_client
 from cli.history import DEFAULT_MASTER, DEFAULT_TOPIC, FORMATS, time_arg
-from cli.spark_connect import add_remote_option, question_session
+from cli.spark_connect import add_remote_option, command_session
 from jobs.audit.report import DEFAULT_TOP
 from jobs.audit.transform import DEFAULT_WINDOW_DAYS
 from store.errors import InvalidConfigError
@@ -82,14 +82,7 @@ def _location(args: argparse.Namespace) -> str:
 
 
 def _session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
-    from jobs.common import build_session
-
-    if not streaming:
-        return question_session(args, "aclstore-audit", default_master=DEFAULT_MASTER)
-    return build_session(
-        "aclstore-audit", master=args.master, conf={"spark.ui.showConsoleProgress": "false"},
-        streaming=streaming,
-    )
+    return command_session(args, "aclstore-audit", default_master=DEFAULT_MASTER, streaming=streaming)
 
 
 def run_job(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from cli.common import add_client_options, add_log_config_option, log_client, store_client
 from cli.output import first_failure
-from cli.spark_connect import add_remote_option, question_session
+from cli.spark_connect import add_remote_option, command_session
 from replicator.client import StoreClient
 from replicator.contract.bindings import BINDING_OR_INVALID
 from store.acl import AclBinding, AclOperation, ResourceType
@@ -261,18 +261,8 @@ class RestoreError(StoreError):
 
 
 def spark_session(args: argparse.Namespace, *, streaming: bool = False) -> Any:
-    """The session of this command (``streaming``: a streaming job's; a question's may be a
-    Spark Connect server's, ``--remote``); it ends with the process (not stopped here, so that
-    a caller in the same process that already has a session keeps it)."""
-    from jobs.common import build_session
-
-    if not streaming:
-        return question_session(args, "aclstore-history", default_master=DEFAULT_MASTER)
-    # No console progress bars: the command's output is its answer.
-    return build_session(
-        "aclstore-history", master=args.master, conf={"spark.ui.showConsoleProgress": "false"},
-        streaming=streaming,
-    )
+    """The session of this command (:func:`cli.spark_connect.command_session`)."""
+    return command_session(args, "aclstore-history", default_master=DEFAULT_MASTER, streaming=streaming)
 
 
 def log_source(args: argparse.Namespace) -> Any:

@@ -267,17 +267,22 @@ def remote_url(remote: str) -> str:
     return record.url
 
 
-def question_session(args: argparse.Namespace, app_name: str, *, default_master: str) -> Any:
-    """The session a question runs on: the server ``--remote`` names, else a session of this
-    process on ``--master``."""
+def command_session(
+    args: argparse.Namespace, app_name: str, *, default_master: str, streaming: bool = False
+) -> Any:
+    """The session a command runs on: for a question (not ``streaming``) given ``--remote``,
+    the server it names; else a session of this process on ``--master`` (``streaming``: a
+    streaming job's).  It ends with the process (not stopped here, so that a caller in the
+    same process that already has a session keeps it)."""
     from jobs.common.connect import ConnectError, remote_session
 
-    remote = getattr(args, "remote", None)
+    remote = None if streaming else getattr(args, "remote", None)
     if remote is None:
         from jobs.common import build_session
 
         # No console progress bars: the command's output is its answer.
-        return build_session(app_name, master=args.master, conf={"spark.ui.showConsoleProgress": "false"})
+        return build_session(app_name, master=args.master, conf={"spark.ui.showConsoleProgress": "false"},
+                             streaming=streaming)  # fmt: skip
     if args.master != default_master:
         raise InvalidConfigError(
             f"--master {args.master} with --remote: the server's master is its own; drop one "
