@@ -3,25 +3,24 @@
 KIP-290 warns that a reader older than the PREFIXED pattern type ignores prefixed ACLs: harmless
 for an ALLOW, a silent hole for a DENY.  This command asks the node (``/v1/format/downgrade-check``),
 which models the older reader over its own index at one log offset (the streamed access diff,
-:mod:`store.access_stream`, in a process of its own) and answers with the exact access diff:
-widened access first, with a witness request each, then narrowed.  Exit 1 when access would
-widen (a CI/CD gate), 0 when it would not.
+:mod:`store.access_stream`, in processes of its own: one per core) and answers with the exact
+access diff: widened access first, with a witness request each, then narrowed.  With
+``--format json`` the node's answer is printed as it arrives (one item of each list per line),
+never parsed here.  Exit 1 when access would widen (a CI/CD gate), 0 when it would not.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from cli import acl_command as ac
-from cli.access_output import delta_json, print_diff_table
+from cli.access_output import print_diff_table
 from cli.common import FAILURE_EXIT, add_client_options, store_client
 from cli.downgrade_watch import add_watch_options
-from cli.output import print_json_items, print_offset
-from replicator.contract.bindings import binding_json
+from cli.output import print_offset
 from store.access_diff import AccessDiff
-
-_LISTS = frozenset({"ignored", "widened", "narrowed"})
 
 
 def downgrade_check(args: argparse.Namespace) -> int:
@@ -31,30 +30,29 @@ def downgrade_check(args: argparse.Namespace) -> int:
         from cli.downgrade_watch import run_watch
 
         return run_watch(args)
+    if args.format == "json":
+        # the node's answer, copied as it comes: one item of each list per line
+        with store_client(args) as client:
+            body = client.downgrade_check_body(args.to)
+            out = sys.stdout.buffer
+            for chunk in body.chunks():
+                out.write(chunk)
+            out.write(b"\n")
+            out.flush()
+        return 0 if body.safe else FAILURE_EXIT
     with store_client(args) as client:
         answer = client.downgrade_check(args.to)
     diff = AccessDiff(tuple(answer.widened), tuple(answer.narrowed))
-    if args.format == "json":
-        print_json_items([
-            ("safe", answer.safe),
-            ("to", args.to),
-            ("ignored", map(binding_json, answer.ignored)),
-            ("stopping", answer.stopping),
-            ("widened", map(delta_json, diff.widened)),
-            ("narrowed", map(delta_json, diff.narrowed)),
-            ("offset", answer.offset),
-        ], _LISTS)  # fmt: skip
-    else:
-        verdict = "SAFE: no access would widen" if answer.safe else "UNSAFE: access would widen"
-        print(f"Downgrade to event format v{args.to}: {verdict}")
-        print(
-            f"{answer.stopping} binding(s) need a newer format: a replica with too_new_events=stop "
-            "stops at the first; with ignore it decides without them"
-        )
-        for binding in answer.ignored:
-            print(f"  {ac.binding_text(binding)}")
-        print_diff_table(diff, "now", f"on v{args.to}")
-        print_offset(answer.offset)
+    verdict = "SAFE: no access would widen" if answer.safe else "UNSAFE: access would widen"
+    print(f"Downgrade to event format v{args.to}: {verdict}")
+    print(
+        f"{answer.stopping} binding(s) need a newer format: a replica with too_new_events=stop "
+        "stops at the first; with ignore it decides without them"
+    )
+    for binding in answer.ignored:
+        print(f"  {ac.binding_text(binding)}")
+    print_diff_table(diff, "now", f"on v{args.to}")
+    print_offset(answer.offset)
     return 0 if answer.safe else FAILURE_EXIT
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
 from replicator.contract.answers import ItemError
@@ -12,26 +12,6 @@ from replicator.contract.answers import ItemError
 
 def print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
-
-
-def print_json_items(fields: Sequence[tuple[str, Any | Iterable[Any]]], lists: frozenset[str]) -> None:
-    """:func:`print_json` of an object, the same text, written as it goes: the values of the
-    keys in ``lists`` are iterables written item by item, so a large answer (a downgrade
-    check's rows) is never one string, nor one list of JSON values, in memory."""
-    write = sys.stdout.write
-    write("{")
-    for i, (key, value) in enumerate(fields):
-        write(("," if i else "") + "\n  " + json.dumps(key, ensure_ascii=False) + ": ")
-        if key not in lists:
-            write(json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  "))
-            continue
-        first = True
-        for item in value:
-            text = json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n    ")
-            write(("[\n    " if first else ",\n    ") + text)
-            first = False
-        write("[]" if first else "\n  ]")
-    write("\n}\n" if fields else "}\n")
 
 
 def print_offset(offset: object, *, stderr: bool = False) -> None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Final, Protocol
+from typing import Final, Protocol, TypeVar
 
 from store.access_diff import (
     AccessDelta,
@@ -55,6 +55,7 @@ LITERAL, PREFIXED = PatternType.LITERAL, PatternType.PREFIXED
 CONCRETE_TYPES: Final = tuple(t for t in ResourceType if t not in (ResourceType.ANY, ResourceType.UNKNOWN))
 
 Pattern = tuple[PatternType, str]
+T = TypeVar("T")
 Listed = tuple[PatternType, str, list[AclBinding]]
 """A pattern and its bindings, as a source lists it."""
 
@@ -304,7 +305,9 @@ def _order(pt: PatternType, name: str) -> tuple[str, int]:
     return name, 0 if pt is PREFIXED else 1
 
 
-def merge_by_name(runs: Iterable[Iterator[Listed]]) -> Iterator[Listed]:
+def merge_by_name(
+    runs: Iterable[Iterator[tuple[PatternType, str, T]]],
+) -> Iterator[tuple[PatternType, str, T]]:
     """Runs each in walk order (an index's per-length tables) merged into one."""
     keyed = (((_order(pt, n), pt, n, bs) for pt, n, bs in run) for run in runs)
     for _, pt, name, bindings in heapq.merge(*keyed, key=lambda item: item[0]):
@@ -364,11 +367,13 @@ class _Walk:
     """
 
     def __init__(self, rt: ResourceType, reader: _Reader, change: StateChange, budget: int,
-                 top: str, *, scoped: bool = False) -> None:  # fmt: skip
+                 top: str, *, scoped: bool = False, frame: TypeFrame | None = None) -> None:  # fmt: skip
         self.rt, self.reader, self.change, self.budget = rt, reader, change, budget
         self.top, self.scoped = top, scoped
-        self.star = reader.lookup(rt, LITERAL, WILDCARD_RESOURCE)
-        if scoped:
+        self.star = reader.lookup(rt, LITERAL, WILDCARD_RESOURCE) if frame is None else frame.star
+        if frame is not None:  # a part of the type's walk (see walk_part): the root is shared
+            self.root = _Node("", frame.root, None, upper=True, keys=frame.keys)
+        elif scoped:
             above: _Sides = ([], [])
             lengths = sorted({*reader.source.prefix_lengths(rt), *(
                 len(n) for pt, n in reader.added.get(rt, {}) if pt is PREFIXED)})  # fmt: skip
@@ -512,10 +517,17 @@ class _Walk:
                 return
             self._make_upper(shallowest)
 
-    def run(self) -> Iterator[AccessDelta]:
+    def root_keys(self) -> frozenset[RowKey]:
+        """The keys of the root region's rows (none: its rows do not change)."""
+        return frozenset(_row_key(r) for r in self._region_rows(self.root, ()))
+
+    def run(self, *, part: bool = False) -> Iterator[AccessDelta]:
+        """The walk's rows; ``part``: the patterns are a run of the root's subtrees (the
+        root's keys given), and the root is left open: the rows that fold into its rows
+        stay held in it (:attr:`_Node.held`)."""
         root = self.root
-        if root.decided:
-            root.keys = frozenset(_row_key(r) for r in self._region_rows(root, ()))
+        if root.decided and not part:
+            root.keys = self.root_keys()
             root.carved = [] if root.keys else None
         stack = self.stack
         known = {(LITERAL, WILDCARD_RESOURCE): self.star}
@@ -549,7 +561,8 @@ class _Walk:
         while len(stack) > 1:
             self._close(stack.pop())
         self._flush()
-        self._close_upper(root)
+        if not part:
+            self._close_upper(root)
         yield from self.out
         self.out.clear()
 
@@ -574,6 +587,147 @@ def _literal_alone(
         rt, lambda key: key == name, folded=True, owns_prefix=lambda key: False,
     )  # fmt: skip
     yield from (*diff.widened, *diff.narrowed)
+
+
+# --- one type's walk in parts: its root's subtrees decided apart ---------------------------------
+#
+# Below the root, a subtree's rows depend on the bindings on its path only (its own, the
+# prefixes above it, ``*`` and ``""``), and on nothing beside it.  So a type's patterns can be
+# cut between the root's subtrees into *parts* decided apart (in other processes: see
+# :mod:`replicator.access.parallel`), each with the frame the parts share, and the root closed
+# last with the rows the parts held for it: the rows of one walk, in the same order.
+
+
+@dataclass(frozen=True, slots=True)
+class TypeFrame:
+    """What every part of one type's walk shares: the sides of ``*`` (LITERAL) and of ``""``
+    (PREFIXED: the root's own pattern), and the keys of the root region's rows (none: the
+    root's rows do not change, and no row is held for it)."""
+
+    resource_type: ResourceType
+    star: _Sides
+    root: _Sides
+    keys: frozenset[RowKey]
+
+
+class _PartSource:
+    """A :class:`PatternSource` of one part: its patterns, once, in walk order."""
+
+    def __init__(self, resource_type: ResourceType, patterns: Iterable[Listed]) -> None:
+        self.resource_type, self._patterns = resource_type, iter(patterns)
+
+    def resource_types(self) -> Iterable[ResourceType]:
+        return (self.resource_type,)
+
+    def patterns(self, resource_type: ResourceType, under: str) -> Iterator[Listed]:
+        assert resource_type is self.resource_type and under == "", "a part is walked once, whole"
+        return self._patterns
+
+    def bindings_of(self, resource_type: ResourceType, pattern_type: PatternType,
+                    name: str) -> list[AclBinding]:  # fmt: skip
+        raise AssertionError("a part reads no pattern by key: its frame holds the root's")
+
+    def prefix_lengths(self, resource_type: ResourceType) -> Sequence[int]:
+        return ()
+
+
+def _part_reader(
+    change: StateChange, patterns: Iterable[Listed], rt: ResourceType, figures: WalkFigures | None,
+    on_dropped: Callable[[AclBinding], None] | None,
+) -> _Reader:  # fmt: skip
+    if change.added or change.removed:
+        raise ValueError("a walk in parts judges a rule (an older reader's), not added or removed bindings")
+    return _Reader(_PartSource(rt, patterns), change, {}, figures or WalkFigures(), on_dropped, None)
+
+
+def type_frame(
+    source: PatternSource, change: StateChange, rt: ResourceType, *,
+    figures: WalkFigures | None = None, on_dropped: Callable[[AclBinding], None] | None = None,
+) -> TypeFrame:  # fmt: skip
+    """The frame of the type's walk: ``*`` and ``""`` read (and counted, and their dropped
+    bindings heard) here, once."""
+    reader = _Reader(source, change, {}, figures or WalkFigures(), on_dropped, None)
+    star = reader.lookup(rt, LITERAL, WILDCARD_RESOURCE)
+    root = reader.lookup(rt, PREFIXED, "")
+    bare = TypeFrame(rt, star, root, frozenset())
+    walk = _Walk(rt, _part_reader(change, (), rt, None, None), change, 1, "", frame=bare)
+    return replace(bare, keys=walk.root_keys())
+
+
+def type_parts(patterns: Iterable[tuple[PatternType, str, T]], size: Callable[[T], int],
+               limit: int) -> Iterator[list[tuple[PatternType, str, T]]]:  # fmt: skip
+    """A type's patterns in walk order (each with a payload: its bindings, or what stands for
+    them), cut into parts between the root's subtrees, each part at least ``limit`` in size
+    (``size`` of the payloads), but the last.  A subtree is never cut: one larger than
+    ``limit`` is a part of its own."""
+    part: list[tuple[PatternType, str, T]] = []
+    total = 0
+    top: str | None = None  # the PREFIXED name whose subtree is being read
+    for item in patterns:
+        pt, name, payload = item
+        if top is None or not name.startswith(top):  # a subtree of the root begins
+            if total >= limit:
+                yield part
+                part, total = [], 0
+            top = name if pt is PREFIXED and name != "" else None
+        part.append(item)
+        total += size(payload)
+    if part:
+        yield part
+
+
+def walk_part(
+    frame: TypeFrame, change: StateChange, patterns: Iterable[Listed], *,
+    budget: int = DEFAULT_BUDGET, figures: WalkFigures | None = None,
+    on_dropped: Callable[[AclBinding], None] | None = None,
+) -> tuple[list[AccessDelta], dict[RowKey, list[AccessDelta]]]:  # fmt: skip
+    """The rows of one part (:func:`type_parts`) in walk order, and the rows it holds for the
+    root's (by row key), for :func:`close_root`."""
+    rt = frame.resource_type
+    walk = _Walk(rt, _part_reader(change, patterns, rt, figures, on_dropped), change, budget, "",
+                 frame=frame)  # fmt: skip
+    rows = list(walk.run(part=True))
+    return rows, walk.root.held
+
+
+def close_root(
+    frame: TypeFrame, change: StateChange, carved: list[Pattern], held: dict[RowKey, list[AccessDelta]]
+) -> list[AccessDelta]:
+    """The root region's rows, with the rows the parts held for them folded in: the last
+    rows of the type's walk.  ``carved``: every pattern of the type but ``""`` (PREFIXED),
+    in walk order (needed only when the frame has keys)."""
+    rt = frame.resource_type
+    walk = _Walk(rt, _part_reader(change, (), rt, None, None), change, 1, "", frame=frame)
+    root = walk.root
+    root.carved = carved if frame.keys else None
+    root.held = held
+    walk._close_upper(root)
+    return walk.out
+
+
+def parted_diff(
+    source: PatternSource, change: StateChange, *, part_size: int, budget: int = DEFAULT_BUDGET,
+    on_dropped: Callable[[AclBinding], None] | None = None,
+) -> Iterator[AccessDelta]:  # fmt: skip
+    """:func:`streamed_diff` of a rule's change, walked in parts of ``part_size`` bindings
+    one after the other: what :mod:`replicator.access.parallel` does with parts in other
+    processes, in one (the same rows, in the same order)."""
+    figures = WalkFigures()
+    types = set(source.resource_types()) | (set(CONCRETE_TYPES) if change.settings_changed else set())
+    for rt in sorted(types, key=int):
+        frame = type_frame(source, change, rt, figures=figures, on_dropped=on_dropped)
+        carved: list[Pattern] = []
+        held: dict[RowKey, list[AccessDelta]] = {}
+        listed = source.patterns(rt, "")
+        for part in type_parts(listed, len, part_size):
+            if frame.keys:
+                carved.extend((pt, name) for pt, name, _ in part if (pt, name) != (PREFIXED, ""))
+            rows, part_held = walk_part(frame, change, part, budget=budget, figures=figures,
+                                        on_dropped=on_dropped)  # fmt: skip
+            yield from rows
+            for key, kids in part_held.items():
+                held.setdefault(key, []).extend(kids)
+        yield from close_root(frame, change, carved, held)
 
 
 class StateSource:
@@ -622,10 +776,16 @@ __all__ = [
     "PatternSource",
     "StateChange",
     "StateSource",
+    "TypeFrame",
     "WalkFigures",
+    "close_root",
     "ignored_by",
     "merge_by_name",
+    "parted_diff",
     "reader_sees_settings",
     "settings_state",
     "streamed_diff",
+    "type_frame",
+    "type_parts",
+    "walk_part",
 ]

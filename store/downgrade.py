@@ -12,10 +12,10 @@ access that would widen with a witness request.  Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from store.access_diff import AccessDiff, AclState, access_diff, older_reader_state
+from store.access_diff import AccessDelta, AccessDiff, AclState, access_diff, older_reader_state
 from store.acl import AclBinding
 from store.errors import InvalidConfigError
 from store.settings import FORMAT_VERSION_CONFIG, StoreSettings, check_format_downgrade
@@ -88,24 +88,36 @@ def downgrade_refusal(analysis: DowngradeAnalysis) -> InvalidConfigError | None:
     an older reader cannot read is still refused (such a reader would stop at it, or narrow
     access), with the store's existing message.
     """
-    version, widened = analysis.version, analysis.diff.widened
+    widened = analysis.diff.widened
+    return refusal_for(
+        analysis.version, len(analysis.ignored), analysis.ignored[:1], len(widened), widened[:_SHOWN]
+    )
+
+
+def refusal_for(
+    version: int, ignored: int, first_ignored: Sequence[AclBinding], widened: int,
+    shown: Sequence[AccessDelta],
+) -> InvalidConfigError | None:  # fmt: skip
+    """:func:`downgrade_refusal` from what it reads of an analysis: how many bindings are
+    ignored and the first of them (DescribeAcls order), how many rows widen and the first
+    ones (up to five are named), as a walk in parts collects them."""
     if widened:
-        shown = "; ".join(
+        shown_text = "; ".join(
             f"{row.operation.name} on {row.resource_type.name} {row.names} for "
             f"{row.principal if row.principal != '*' else 'any principal'} "
             f"(e.g. {row.witness.principal} from {row.witness.host} on "
             f"{row.witness.resource_name!r})"
-            for row in widened[:_SHOWN]
+            for row in shown[:_SHOWN]
         )
-        more = f" and {len(widened) - _SHOWN} more" if len(widened) > _SHOWN else ""
+        more = f" and {widened - _SHOWN} more" if widened > _SHOWN else ""
         return UnsafeFormatDowngradeError(
             f"cannot lower {FORMAT_VERSION_CONFIG} to {version}: a reader of format {version} "
-            f"ignores {len(analysis.ignored)} live binding(s) and would allow what is denied "
-            f"now: {shown}{more}; delete or rewrite those bindings first, or force the "
+            f"ignores {ignored} live binding(s) and would allow what is denied "
+            f"now: {shown_text}{more}; delete or rewrite those bindings first, or force the "
             "downgrade with a reason (aclstore downgrade-check shows the full diff)"
         )
     try:
-        check_format_downgrade(analysis.ignored, version)
+        check_format_downgrade(first_ignored, version)
     except InvalidConfigError as exc:
         return exc
     return None

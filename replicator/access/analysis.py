@@ -31,6 +31,10 @@ class IndexRead:
     def __init__(self, patterns: IndexPatterns, view: IndexView) -> None:
         self._patterns, self.view = patterns, view
 
+    @property
+    def index_patterns(self) -> IndexPatterns:
+        return self._patterns
+
     def resource_types(self) -> Iterable[ResourceType]:
         return self._patterns.resource_types()
 
@@ -121,11 +125,14 @@ _REFUSALS: dict[str, type[InvalidConfigError]] = {
 }
 
 
-def verdict_json(answer: DowngradeCheckAnswer) -> dict[str, object]:
-    """The format gate's verdict on a downgrade check (:class:`store.downgrade.DowngradeVerdict`),
-    as the worker hands it to the node: a few bytes, whatever the answer's size."""
+def answer_verdict(answer: DowngradeCheckAnswer) -> DowngradeVerdict:
+    """The format gate's verdict on a downgrade check (:class:`store.downgrade.DowngradeVerdict`)."""
     analysis = DowngradeAnalysis(answer.to, tuple(answer.ignored), AccessDiff(tuple(answer.widened), ()))
-    verdict = DowngradeVerdict.of(analysis)
+    return DowngradeVerdict.of(analysis)
+
+
+def verdict_json(verdict: DowngradeVerdict) -> dict[str, object]:
+    """A verdict as the worker hands it to the node: a few bytes, whatever the answer's size."""
     refusal = verdict.refusal
     return {
         "refusal": None if refusal is None else {"error": type(refusal).__name__, "message": refusal.message},

@@ -15,6 +15,7 @@ admin API reads), so a dry run right after a write judges the state that write m
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -30,6 +31,7 @@ from replicator.access.analysis import (
     planned_change,
     verdict_of,
 )
+from replicator.access.parallel import PART_SIZE
 from replicator.access.worker import AnalysisError
 from replicator.contract.access import DowngradeCheckRequest, DryRunRequest
 from replicator.index.records import IndexPosition
@@ -37,6 +39,15 @@ from replicator.index.view import IndexView
 from store.access_stream import PREFIXED, StateChange
 from store.acl import WILDCARD_RESOURCE, AclBinding
 from store.downgrade import DowngradeVerdict
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
 
 IN_PROCESS_LIMIT = 10_000
 """Bindings under a dry run's changed prefixes (and one per literal), at most, for it to run
@@ -69,12 +80,16 @@ class AccessAnalyst:
         wait_s: float = 30.0,
         in_process_limit: int = IN_PROCESS_LIMIT,
         python: str = sys.executable,
+        processes: int | None = None,
+        part_size: int = PART_SIZE,
     ) -> None:
         self.index = index
         self.log_end = log_end
         self.wait_s = wait_s
         self.in_process_limit = in_process_limit
         self.python = python
+        self.processes = available_cores() if processes is None else processes
+        self.part_size = part_size
         self._worker = threading.Lock()
 
     def _log_end(self, min_offset: int | None) -> int:
@@ -122,10 +137,14 @@ class AccessAnalyst:
 
     def downgrade_check(
         self, request: DowngradeCheckRequest, *, local_super_users: Sequence[str] = ()
-    ) -> bytes:
-        """The downgrade check's answer, as the worker wrote it."""
+    ) -> tuple[dict[str, Any], bytes]:
+        """The downgrade check's summary (safe, stopping, offset) and its answer, as the
+        worker wrote them."""
         target = self._caught_up(self._log_end(request.min_offset))
-        return self._ask_worker("downgrade_check", request.to_json(), target, local_super_users)
+        out = self._ask_worker("downgrade_check", request.to_json(), target, local_super_users,
+                               processes=self.processes)  # fmt: skip
+        head, _, body = out.partition(b"\n")
+        return json.loads(head), body
 
     def format_gate(self, to: int, at_offset: int, local_super_users: Sequence[str]) -> DowngradeVerdict:
         """The format gate's question (:data:`store.downgrade.DowngradeAnalyst`): a downgrade
@@ -134,15 +153,19 @@ class AccessAnalyst:
         so the node parses a few bytes while its decisions go on."""
         self._caught_up(at_offset)
         request = DowngradeCheckRequest(to=to).to_json()
-        body = self._ask_worker("format_gate", request, at_offset, local_super_users)
+        # a core left to the node's decisions while the gate's walk runs
+        body = self._ask_worker("format_gate", request, at_offset, local_super_users,
+                                processes=max(1, self.processes - 1))  # fmt: skip
         return verdict_of(json.loads(body))
 
     def _ask_worker(
-        self, question: str, body: dict[str, Any], offset: int, local_super_users: Sequence[str] = ()
-    ) -> bytes:
+        self, question: str, body: dict[str, Any], offset: int, local_super_users: Sequence[str] = (),
+        *, processes: int = 1,
+    ) -> bytes:  # fmt: skip
         argv = [
             self.python, "-m", "replicator.access.worker", str(self.index.path), question,
-            "--catch-up-to", str(offset),
+            "--catch-up-to", str(offset), "--processes", str(processes),
+            "--part-size", str(self.part_size),
             *(arg for user in local_super_users for arg in ("--local-super-user", user)),
         ]  # fmt: skip
         with self._worker:  # one walk at a time: the node grows by one walk at most

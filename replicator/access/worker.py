@@ -11,9 +11,12 @@ one state.
 QUESTION is ``dry_run``, ``downgrade_check`` or ``format_gate``; the request body (the
 contract's :class:`~replicator.contract.access.DryRunRequest` or
 :class:`~replicator.contract.access.DowngradeCheckRequest`) comes on stdin, and the answer
-body goes to stdout, as the node sends it on; ``format_gate`` answers with the gate's
-verdict alone (:func:`replicator.access.analysis.verdict_json`), so that the node reads a few
-bytes instead of every row.  ``--local-super-user`` (the node's static
+body goes to stdout, as the node sends it on; a ``downgrade_check``'s body comes after a
+line of its summary (:meth:`DowngradeDocument.summary`: the node's headers), and
+``format_gate`` answers with the gate's verdict alone
+(:func:`replicator.access.analysis.verdict_json`), so that the node reads a few bytes instead
+of every row.  ``--processes`` above 1 walks a downgrade in parts
+(:mod:`replicator.access.parallel`).  ``--local-super-user`` (the node's static
 ``super.users``) count on both sides of a downgrade, as the format gate counts them.  A
 failure is a message on stderr and exit code 1.
 """
@@ -34,12 +37,14 @@ from typing import Any, cast
 
 from replicator.access.analysis import (
     IndexRead,
+    answer_verdict,
     downgrade_answer,
     dry_run_answer,
     log_settings,
     planned_change,
     verdict_json,
 )
+from replicator.access.parallel import PART_SIZE, DowngradeDocument, downgrade_in_parts
 from replicator.contract.access import (
     DowngradeCheckAnswer,
     DryRunRequest,
@@ -52,6 +57,7 @@ from replicator.index import meta
 from replicator.index.patterns import IndexPatterns
 from replicator.index.tables import Tables, open_secondary
 from replicator.index.view import IndexView
+from store.access_stream import StateChange
 from store.acl import AclBinding
 
 QUESTIONS = ("dry_run", "downgrade_check", "format_gate")
@@ -109,11 +115,14 @@ def _caught_up(db: Any, tables: Tables, offset: int, timeout_s: float) -> meta.S
         time.sleep(0.05)
 
 
-def answer(index_dir: Path, question: str, body: Any, *, catch_up_to: int = -1,
-           local_super_users: Sequence[str] = ()) -> Message:  # fmt: skip
+def answer(
+    index_dir: Path, question: str, body: Any, *, catch_up_to: int = -1,
+    local_super_users: Sequence[str] = (), processes: int = 1, part_size: int = PART_SIZE,
+) -> Message | DowngradeDocument:  # fmt: skip
     """The answer to ``question`` (``dry_run``, or ``downgrade_check`` and ``format_gate``,
     whose bodies are the same) about the index in ``index_dir``, at an offset of at least
-    ``catch_up_to``."""
+    ``catch_up_to``; a downgrade's walk by ``processes`` processes (more than one:
+    :mod:`replicator.access.parallel`)."""
     if question not in QUESTIONS:
         raise AnalysisError(f"no question {question!r}; ask one of {', '.join(QUESTIONS)}")
     request = dry_run_request(body) if question == "dry_run" else downgrade_check_request(body)
@@ -136,6 +145,13 @@ def answer(index_dir: Path, question: str, body: Any, *, catch_up_to: int = -1,
             plan = planned_change(source, creates, request.deletes)
             return dry_run_answer(source, settings, plan, offset)
         parent = os.getppid()
+        if processes > 1:
+            change = StateChange.downgrade(settings, request.to, local_super_users)
+            return downgrade_in_parts(
+                source.index_patterns, source, change, request.to, offset, processes=processes,
+                encode=question == "downgrade_check", part_size=part_size,
+                on_part=lambda _: _stop_if_orphaned(parent),
+            )  # fmt: skip
         return downgrade_answer(
             source, settings, request.to, offset, local_super_users=local_super_users,
             on_read=lambda _: _stop_if_orphaned(parent),
@@ -152,23 +168,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("question", choices=QUESTIONS)
     parser.add_argument("--catch-up-to", type=int, default=-1)
     parser.add_argument("--local-super-user", action="append", default=[])
+    parser.add_argument("--processes", type=int, default=1,
+                        help="processes that walk a downgrade check's parts (1: this one)")
+    parser.add_argument("--part-size", type=int, default=PART_SIZE,
+                        help="bindings per part, at least (with --processes above 1)")
     args = parser.parse_args(argv)
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
     try:
         body = json.loads(sys.stdin.buffer.read() or b"{}")
         result = answer(args.index_dir, args.question, body, catch_up_to=args.catch_up_to,
-                        local_super_users=args.local_super_user)  # fmt: skip
+                        local_super_users=args.local_super_user, processes=args.processes,
+                        part_size=args.part_size)  # fmt: skip
     except Exception as exc:
         print(f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
         return 1
-    if args.question == "format_gate":
-        assert isinstance(result, DowngradeCheckAnswer)
-        written: Any = verdict_json(result)
-    else:
-        written = result.to_json()
     out = sys.stdout.buffer
-    out.write(json.dumps(written, separators=(",", ":")).encode("utf-8"))
+    if args.question == "format_gate":
+        if isinstance(result, DowngradeDocument):
+            verdict = result.verdict()
+        else:
+            assert isinstance(result, DowngradeCheckAnswer)
+            verdict = answer_verdict(result)
+        out.write(json.dumps(verdict_json(verdict)).encode("utf-8"))
+    elif args.question == "downgrade_check":
+        if isinstance(result, DowngradeCheckAnswer):
+            result = DowngradeDocument.of_answer(result)
+        assert isinstance(result, DowngradeDocument)
+        out.write(json.dumps(result.summary()).encode("utf-8") + b"\n")  # for the node's headers
+        result.write(out)
+    else:
+        assert isinstance(result, Message)
+        out.write(json.dumps(result.to_json(), separators=(",", ":")).encode("utf-8"))
     out.flush()
     return 0
 

@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 from replicator.client.config import ClientConfig
 from replicator.contract import endpoints
 from replicator.contract.access import (
+    OFFSET_HEADER,
+    SAFE_HEADER,
     DowngradeCheckAnswer,
     DowngradeCheckRequest,
     DryRunAnswer,
@@ -268,6 +270,17 @@ class StoreClient:
         wait = max(self.config.timeout_s, ANALYSIS_TIMEOUT_S)
         return self.send(endpoints.DOWNGRADE_CHECK, request, timeout=wait)
 
+    def downgrade_check_body(self, to: int, *, min_offset: int | None = None) -> DowngradeBody:
+        """:meth:`downgrade_check`'s answer as the node sends it: its verdict and offset (the
+        node's headers), and its JSON text to read chunk by chunk, never parsed here (the
+        CLI's ``--format json`` prints it as it comes)."""
+        request = DowngradeCheckRequest(to=to, min_offset=min_offset)
+        wait = max(self.config.timeout_s, ANALYSIS_TIMEOUT_S)
+        endpoint = endpoints.DOWNGRADE_CHECK
+        response, _ = self._exchange(endpoint.method, endpoint.path, request.to_json(), stream=True,
+                                     timeout=wait)  # fmt: skip
+        return DowngradeBody(self, response)
+
     # --- configs (KIP-133) and the node -------------------------------------------------------
 
     def describe_configs(self, names: Sequence[str] = ()) -> DescribeConfigsAnswer:
@@ -308,6 +321,46 @@ class StoreClient:
 
 
 _READ_BYTES = 64 * 1024
+
+
+class DowngradeBody:
+    """A downgrade check's answer being read (:meth:`StoreClient.downgrade_check_body`):
+    :attr:`safe` and :attr:`offset` now, the body's text by iterating :meth:`chunks` once.
+    A body cut short raises StoreClientError (never passes for a whole answer)."""
+
+    def __init__(self, client: StoreClient, response: http.client.HTTPResponse) -> None:
+        self._client, self._response = client, response
+        safe, offset = response.getheader(SAFE_HEADER), response.getheader(OFFSET_HEADER)
+        if safe not in ("true", "false") or offset is None or not offset.isdigit():
+            client.close()
+            raise StoreClientError(
+                f"{client.config.url} answered a downgrade check without its {SAFE_HEADER} and "
+                f"{OFFSET_HEADER} headers (is it an aclstore node of this version?)", status=200,
+            )  # fmt: skip
+        self.safe, self.offset = safe == "true", int(offset)
+
+    def chunks(self) -> Iterator[bytes]:
+        response = self._response
+        expected = response.getheader("Content-Length")
+        got = 0
+        done = False
+        try:
+            while True:
+                chunk = response.read1(_READ_BYTES)
+                if not chunk:
+                    break
+                got += len(chunk)
+                yield chunk
+            done = expected is None or got == int(expected)
+        except (http.client.HTTPException, OSError) as exc:
+            raise StoreClientError(f"reading the downgrade check failed: {exc!r}", status=200) from exc
+        finally:
+            if not done:
+                self._client.close()
+        if not done:
+            raise StoreClientError(
+                f"the downgrade check's answer stopped after {got} of {expected} bytes", status=200
+            )
 
 
 class AclListing:

@@ -109,6 +109,15 @@ def _rows(change: Change) -> Converted[AccessDeltaJson, AccessDelta]:
     return Converted(shape(AccessDeltaJson), decode, _delta_json)
 
 
+_ROW: Final = _rows(Change.WIDENED)
+
+
+def access_delta_json(row: AccessDelta) -> dict[str, Any]:
+    """One row as the answers' ``widened`` and ``narrowed`` lists carry it (the list says
+    which): for a writer that builds an answer's text in pieces."""
+    return _ROW.write(row)  # type: ignore[no-any-return]
+
+
 WIDENED: Final = Array(_rows(Change.WIDENED))
 NARROWED: Final = Array(_rows(Change.NARROWED))
 _BINDINGS: Final = Array(BINDING)
@@ -178,6 +187,12 @@ class DowngradeCheckAnswer(Message):
     narrowed: list[AccessDelta] = wire(NARROWED)
     offset: int = wire(INTEGER, description="Log offset of the state judged.")
 
+
+SAFE_HEADER: Final = "Aclstore-Safe"
+"""A downgrade check's answer says ``safe`` in this header too (``true``/``false``), and
+:data:`OFFSET_HEADER` its offset: a client that copies the body out as it reads it (the
+CLI's ``--format json``) knows the verdict without parsing it."""
+OFFSET_HEADER: Final = "Aclstore-Offset"
 
 dry_run_request: Final = shape(DryRunRequest).parse
 downgrade_check_request: Final = shape(DowngradeCheckRequest).parse

@@ -82,6 +82,18 @@ class BindingDecoder:
             self._entries[tail] = entry
         return AclBinding(pattern=pattern, entry=entry)
 
+    def listed(self, keys: list[bytes]) -> list[AclBinding]:
+        """The bindings of one pattern's keys (:meth:`IndexPatterns.raw_patterns`)."""
+        if not keys:
+            return []
+        pattern = self.pattern(keys[0])
+        end = _HEAD + _U32.unpack_from(keys[0], 3)[0]
+        return [self.binding(key, pattern, end) for key in keys]
+
+
+RawListed = tuple[PatternType, str, list[bytes]]
+"""A pattern and its bindings' ``B`` keys, undecoded."""
+
 
 class IndexPatterns:
     """A :class:`store.access_stream.PatternSource` over the ``acl`` column family.
@@ -146,17 +158,34 @@ class IndexPatterns:
         return out
 
     def patterns(self, resource_type: ResourceType, under: str) -> Iterator[Listed]:
-        under_bytes = under.encode("utf-8", "surrogatepass")
         runs: list[Iterator[Listed]] = []
+        for start in self._run_starts(resource_type, under):
+            if self._lazy:
+                runs.append(self._run(self._new(), start))
+            else:  # one iterator for all: read the run now
+                runs.append(iter(list(self._run(self._shared, start))))
+        return merge_by_name(runs)
+
+    def raw_patterns(self, resource_type: ResourceType, under: str) -> Iterator[RawListed]:
+        """:meth:`patterns` with each pattern's bindings as their keys, undecoded (see
+        :meth:`BindingDecoder.listed`): what a reader that hands patterns on to other
+        processes reads.  ``lazy`` sources only."""
+        if not self._lazy:
+            raise ValueError("raw patterns are read from a lazy source (an iterator per run)")
+        return merge_by_name(
+            ((p.pattern_type, p.name, keys) for p, keys in self._raw_run(self._new(), start))
+            for start in self._run_starts(resource_type, under)
+        )
+
+    def _run_starts(self, resource_type: ResourceType, under: str) -> list[bytes]:
+        """Where each (pattern type, length) run's names under ``under`` start."""
+        under_bytes = under.encode("utf-8", "surrogatepass")
+        starts: list[bytes] = []
         for pt in _ORDER:
             head = BY_PATTERN + bytes((int(resource_type), pt))
-            for length in self._lengths_with(head, under_bytes):
-                start = head + _U32.pack(length) + under_bytes
-                if self._lazy:
-                    runs.append(self._run(self._new(), start))
-                else:  # one iterator for all: read the run now
-                    runs.append(iter(list(self._run(self._shared, start))))
-        return merge_by_name(runs)
+            starts.extend(head + _U32.pack(length) + under_bytes
+                          for length in self._lengths_with(head, under_bytes))  # fmt: skip
+        return starts
 
     def _lengths_with(self, head: bytes, under: bytes) -> list[int]:
         """The name lengths (bytes) of the runs of ``head`` that hold a name under ``under``."""
@@ -178,43 +207,46 @@ class IndexPatterns:
                 found.append(length)
             length += 1
 
-    def _run(self, it: Any, start: bytes) -> Iterator[Listed]:
-        """One run's patterns from ``start`` (a run's head and the prefix they are under)."""
+    def _raw_run(self, it: Any, start: bytes) -> Iterator[tuple[ResourcePattern, list[bytes]]]:
+        """One run's patterns from ``start`` (a run's head and the prefix they are under),
+        each with its keys."""
         it.seek(start)
-        decoder = self.decoder
         end = _HEAD + _U32.unpack_from(start, 3)[0]
         group = b""
         pattern: ResourcePattern | None = None
-        bindings: list[AclBinding] = []
+        keys: list[bytes] = []
         while it.valid():
             key: bytes = it.key()
             if not key.startswith(start):
                 break
             if pattern is None or not key.startswith(group):
                 if pattern is not None:
-                    yield pattern.pattern_type, pattern.name, bindings
+                    yield pattern, keys
                 group = key[:end]
-                pattern = decoder.pattern(key)
-                bindings = []
-            bindings.append(decoder.binding(key, pattern, end))
+                pattern = self.decoder.pattern(key)
+                keys = []
+            keys.append(key)
             it.next()
         if pattern is not None:
-            yield pattern.pattern_type, pattern.name, bindings
+            yield pattern, keys
+
+    def _run(self, it: Any, start: bytes) -> Iterator[Listed]:
+        """One run's patterns from ``start``, decoded."""
+        binding = self.decoder.binding
+        end = _HEAD + _U32.unpack_from(start, 3)[0]
+        for pattern, keys in self._raw_run(it, start):
+            yield pattern.pattern_type, pattern.name, [binding(key, pattern, end) for key in keys]
 
     def count_under(self, resource_type: ResourceType, under: str, limit: int) -> int:
         """How many bindings of the type have a pattern name under ``under``, counted up to
         ``limit`` (more: ``limit``)."""
-        under_bytes = under.encode("utf-8", "surrogatepass")
         it = self._iterator()
         count = 0
-        for pt in _ORDER:
-            head = BY_PATTERN + bytes((int(resource_type), pt))
-            for length in self._lengths_with(head, under_bytes):
-                start = head + _U32.pack(length) + under_bytes
-                it.seek(start)
-                while it.valid() and it.key().startswith(start):
-                    count += 1
-                    if count >= limit:
-                        return limit
-                    it.next()
+        for start in self._run_starts(resource_type, under):
+            it.seek(start)
+            while it.valid() and it.key().startswith(start):
+                count += 1
+                if count >= limit:
+                    return limit
+                it.next()
         return count

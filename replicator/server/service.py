@@ -487,7 +487,11 @@ class SidecarService:
         analyst = self._require_cluster(
             request, AclOperation.DESCRIBE_CONFIGS, "check a format downgrade"
         )
-        return Response(200, analyst.downgrade_check(access.downgrade_check_request(request.json())))
+        summary, body = analyst.downgrade_check(access.downgrade_check_request(request.json()))
+        # the verdict before the body: a client may copy the body out as it reads it
+        headers = ((access.SAFE_HEADER, "true" if summary["safe"] else "false"),
+                   (access.OFFSET_HEADER, str(summary["offset"])))  # fmt: skip
+        return Response(200, body, headers=headers)
 
     # --- the node -------------------------------------------------------------------------------
 

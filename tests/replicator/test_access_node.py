@@ -17,7 +17,12 @@ from sidecar_support import ADMIN, admin_client, create_acls, start_node
 
 from replicator.access.analyst import AccessAnalyst
 from replicator.client import StoreClient, StoreClientError
-from replicator.contract.access import DryRunAnswer, DryRunRequest
+from replicator.contract.access import (
+    DowngradeCheckAnswer,
+    DowngradeCheckRequest,
+    DryRunAnswer,
+    DryRunRequest,
+)
 from replicator.server.node import Node
 from store.access_diff import AccessDiff, AclState, access_diff, compact, older_reader_state
 from store.acl import (
@@ -151,3 +156,37 @@ def test_the_nodes_format_gate_refuses_as_the_in_process_gate(
     ignored = len(older_reader_state(state, 1)[0].bindings ^ state.bindings)
     assert f"ignores {ignored} live binding(s)" in refused.value.message
     assert type(here).__name__ == refused.value.error
+
+
+def test_a_downgrade_check_walked_in_parts_by_several_processes_is_the_pure_engines(
+    filled: tuple[Node, StoreClient, AclState],
+) -> None:
+    """The worker's walk in parts of 5 bindings by more processes: the same rows as the
+    pure engine, and the ignored bindings in DescribeAcls order, at formats 1 and 2 (whose
+    readers miss the log's ``super.users``: the root's rows change too) and 3; the format
+    gate's verdict counts as the in-process gate's."""
+    node, _, state = filled
+    assert node.replica is not None and node.admin is not None
+    # three: the gate leaves one core to decisions, and walks with two
+    parted = AccessAnalyst(node.replica.index, node.admin.sync, processes=3, part_size=5)
+    root_rows = 0
+    for version in (1, 2, 3):
+        older, stopping = older_reader_state(state, version)
+        expected = compact(access_diff(state, older))
+        summary, body = parted.downgrade_check(DowngradeCheckRequest(to=version))
+        answer = DowngradeCheckAnswer.from_json(json.loads(body))
+        assert summary == {"safe": answer.safe, "stopping": answer.stopping, "offset": answer.offset}
+        assert rows(AccessDiff(tuple(answer.widened), tuple(answer.narrowed))) == rows(expected)
+        assert len(answer.widened) + len(answer.narrowed) == len(expected.widened) + len(expected.narrowed)
+        assert answer.ignored == sorted(state.bindings - older.bindings)
+        assert answer.stopping == stopping and answer.safe == (not expected.widened)
+        root_rows += sum(r.names.name == "" for r in (*expected.widened, *expected.narrowed))
+    assert root_rows  # User:root's access everywhere: rows the parts held for the root's
+    verdict = parted.format_gate(1, node.admin.sync(), [ADMIN])
+    here = analyse_downgrade(state.bindings, StoreSettings({"super.users": "User:root"}), 1,
+                             local_super_users=[ADMIN])  # fmt: skip
+    widened = compact(here.diff).widened
+    assert (verdict.ignored, verdict.widened) == (len(here.ignored), len(widened))
+    refusal = downgrade_refusal(here)
+    assert verdict.refusal is not None and refusal is not None
+    assert type(verdict.refusal) is type(refusal)

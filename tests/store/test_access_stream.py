@@ -10,7 +10,15 @@ import random
 import pytest
 
 from store.access_diff import AccessDelta, AclState, access_diff, compact, older_reader_state
-from store.access_stream import StateChange, StateSource, WalkFigures, merge_by_name, streamed_diff
+from store.access_stream import (
+    StateChange,
+    StateSource,
+    WalkFigures,
+    merge_by_name,
+    parted_diff,
+    streamed_diff,
+    type_parts,
+)
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 
 pytestmark = pytest.mark.unit
@@ -118,3 +126,34 @@ def test_runs_of_one_table_merge_in_walk_order() -> None:
     assert [(pt, name) for pt, name, _ in merged] == [
         (PREFIXED, "a"), (LITERAL, "a"), (PREFIXED, "ab"), (LITERAL, "ab"), (LITERAL, "b")
     ]
+
+
+@pytest.mark.parametrize(
+    "seed", [*range(3), *(pytest.param(s, marks=pytest.mark.slow) for s in range(3, 20))]
+)
+def test_a_walk_in_parts_gives_the_rows_of_one_walk(seed: int) -> None:
+    """An older reader's change (with settings in the log: the root's rows change too),
+    walked in parts of 1, 3 and 1,000 bindings: the pure engine's rows, each once (as one
+    walk's, their order follows how the walk was cut); the ignored bindings heard once."""
+    rng = random.Random(7000 + seed)
+    for _ in range(40):
+        before = random_state(rng, rng.randint(0, 40))
+        after, change = change_of(rng, before, 2)
+        expected = compact(access_diff(before, after))
+        for budget in (1, 8, 10_000):
+            whole = list(streamed_diff(StateSource(before), change, budget=budget))
+            for part_size in (1, 3, 1_000):
+                heard: list[AclBinding] = []
+                parted = list(parted_diff(StateSource(before), change, part_size=part_size,
+                                          budget=budget, on_dropped=heard.append))  # fmt: skip
+                assert rows_of(parted) == rows_of(whole) == {*expected.widened, *expected.narrowed}, seed
+                assert sorted(heard) == sorted(before.bindings - after.bindings)
+
+
+def test_parts_are_cut_between_the_roots_subtrees_only() -> None:
+    listed = [(PREFIXED, "", 1), (LITERAL, "*", 1), (PREFIXED, "a", 2), (LITERAL, "a", 1),
+              (LITERAL, "ab", 1), (PREFIXED, "ab", 1), (LITERAL, "b", 1), (PREFIXED, "c", 5),
+              (LITERAL, "cd", 1), (LITERAL, "d", 1)]  # fmt: skip
+    parts = [[name for _, name, _ in part] for part in type_parts(listed, lambda n: n, 2)]
+    # "" and "*" are subtrees of their own; "a" holds "a" to "ab"; "c" holds "cd"
+    assert parts == [["", "*"], ["a", "a", "ab", "ab"], ["b", "c", "cd"], ["d"]]
