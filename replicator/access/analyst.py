@@ -155,18 +155,19 @@ class AccessAnalyst:
         request = DowngradeCheckRequest(to=to).to_json()
         # a core left to the node's decisions while the gate's walk runs
         body = self._ask_worker("format_gate", request, at_offset, local_super_users,
-                                processes=max(1, self.processes - 1))  # fmt: skip
+                                processes=max(1, self.processes - 1), idle=True)  # fmt: skip
         return verdict_of(json.loads(body))
 
     def _ask_worker(
         self, question: str, body: dict[str, Any], offset: int, local_super_users: Sequence[str] = (),
-        *, processes: int = 1,
+        *, processes: int = 1, idle: bool = False,
     ) -> bytes:  # fmt: skip
         argv = [
             self.python, "-m", "replicator.access.worker", str(self.index.path), question,
             "--catch-up-to", str(offset), "--processes", str(processes),
             "--part-size", str(self.part_size),
             *(arg for user in local_super_users for arg in ("--local-super-user", user)),
+            *(["--idle"] if idle else []),
         ]  # fmt: skip
         with self._worker:  # one walk at a time: the node grows by one walk at most
             done = subprocess.run(

@@ -66,6 +66,18 @@ NICENESS = 10
 """How much lower the worker's CPU priority is than the node's."""
 
 
+def lower_priority(*, idle: bool) -> None:
+    """Below the node's decisions: :data:`NICENESS` lower, or with ``idle`` in Linux's idle
+    scheduling class (``SCHED_IDLE``: the CPU time no other process wants, so a decision
+    never waits for the walk; for the format gate, which runs while the node decides).  The
+    pool of a walk in parts inherits it."""
+    with contextlib.suppress(OSError, AttributeError):
+        if idle:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            return
+        os.nice(NICENESS)
+
+
 class AnalysisError(ReplicaError):
     """The worker could not answer from the index (behind, incomplete, or unreadable)."""
 
@@ -172,9 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="processes that walk a downgrade check's parts (1: this one)")
     parser.add_argument("--part-size", type=int, default=PART_SIZE,
                         help="bindings per part, at least (with --processes above 1)")
+    parser.add_argument("--idle", action="store_true",
+                        help="run in the idle scheduling class (the format gate's walk)")
     args = parser.parse_args(argv)
-    with contextlib.suppress(OSError):
-        os.nice(NICENESS)
+    lower_priority(idle=args.idle)
     try:
         body = json.loads(sys.stdin.buffer.read() or b"{}")
         result = answer(args.index_dir, args.question, body, catch_up_to=args.catch_up_to,
