@@ -12,8 +12,10 @@ never parsed here.  Exit 1 when access would widen (a CI/CD gate), 0 when it wou
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from typing import Any
+import threading
+from typing import Any, TextIO
 
 from cli import acl_command as ac
 from cli.access_output import print_diff_table
@@ -32,7 +34,7 @@ def downgrade_check(args: argparse.Namespace) -> int:
         return run_watch(args)
     if args.format == "json":
         # the node's answer, copied as it comes: one item of each list per line
-        with store_client(args) as client:
+        with store_client(args) as client, WalkFollower(args):
             body = client.downgrade_check_body(args.to)
             out = sys.stdout.buffer
             for chunk in body.chunks():
@@ -40,7 +42,7 @@ def downgrade_check(args: argparse.Namespace) -> int:
             out.write(b"\n")
             out.flush()
         return 0 if body.safe else FAILURE_EXIT
-    with store_client(args) as client:
+    with store_client(args) as client, WalkFollower(args):
         answer = client.downgrade_check(args.to)
     diff = AccessDiff(tuple(answer.widened), tuple(answer.narrowed))
     verdict = "SAFE: no access would widen" if answer.safe else "UNSAFE: access would widen"
@@ -54,6 +56,48 @@ def downgrade_check(args: argparse.Namespace) -> int:
     print_diff_table(diff, "now", f"on v{args.to}")
     print_offset(answer.offset)
     return 0 if answer.safe else FAILURE_EXIT
+
+
+class WalkFollower:
+    """The node's walk shown on stderr while the check runs, when stderr is a terminal
+    (bindings read, rate, what is left, ETA: :class:`cli.present.progress.TerminalProgress`),
+    asked of ``/v1/analysis`` twice a second on a connection of its own; nothing otherwise.
+    The last line shows the walk as it ended."""
+
+    INTERVAL_S = 0.5
+
+    def __init__(self, args: argparse.Namespace, stream: TextIO | None = None) -> None:
+        self.args = args
+        self.stream = stream if stream is not None else sys.stderr
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> WalkFollower:
+        if self.stream.isatty():
+            from cli.present.progress import TerminalProgress
+
+            self.view = TerminalProgress("downgrade-check: the node's walk", self.stream)
+            self.thread = threading.Thread(target=self._follow, name="walk-follower", daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.thread is None:
+            return
+        self.stop.set()
+        self.thread.join()
+        self.view.close()
+
+    def _follow(self) -> None:
+        from jobs.common.streaming import StreamProgress
+
+        with contextlib.suppress(Exception), store_client(self.args) as client:  # a view only
+            last = False
+            while not last:
+                last = self.stop.wait(self.INTERVAL_S)
+                walk = client.analysis_progress()
+                if walk.running or (last and walk.question is not None):  # then: as it ended
+                    self.view(StreamProgress(records=walk.read, position=walk.read, end=walk.total))
 
 
 def add_parser(commands: Any) -> None:

@@ -16,7 +16,14 @@ from replicator.contract.access import DowngradeCheckAnswer, DryRunAnswer
 from replicator.index.patterns import IndexPatterns
 from replicator.index.view import IndexView
 from store.access_diff import AccessDelta, AccessDiff, AclState, Change
-from store.access_stream import Listed, PatternSource, StateChange, settings_state, streamed_diff
+from store.access_stream import (
+    Listed,
+    PatternSource,
+    StateChange,
+    WalkFigures,
+    settings_state,
+    streamed_diff,
+)
 from store.acl import AclBinding, AclBindingFilter, PatternType, ResourceType
 from store.authorizer import AuthorizerConfig
 from store.downgrade import DowngradeAnalysis, DowngradeVerdict, UnsafeFormatDowngradeError
@@ -104,6 +111,7 @@ def dry_run_answer(
 def downgrade_answer(
     source: PatternSource, settings: AclState, to: int, offset: int, *,
     local_super_users: Iterable[str] = (), on_read: Callable[[int], None] | None = None,
+    figures: WalkFigures | None = None,
 ) -> DowngradeCheckAnswer:  # fmt: skip
     """What a replica of event format ``to`` with ``too_new_events=ignore`` would decide
     differently; the bindings it ignores are collected as the walk drops them.
@@ -111,7 +119,7 @@ def downgrade_answer(
     hears how many bindings were read, now and then."""
     ignored: list[AclBinding] = []
     change = StateChange.downgrade(settings, to, local_super_users)
-    rows = streamed_diff(source, change, on_dropped=ignored.append, on_read=on_read)
+    rows = streamed_diff(source, change, on_dropped=ignored.append, on_read=on_read, figures=figures)
     widened, narrowed = _split(rows)
     ignored.sort()
     return DowngradeCheckAnswer(

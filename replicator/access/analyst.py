@@ -19,9 +19,11 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from replicator.access.analysis import (
     IndexRead,
@@ -32,8 +34,8 @@ from replicator.access.analysis import (
     verdict_of,
 )
 from replicator.access.parallel import PART_SIZE
-from replicator.access.worker import AnalysisError
-from replicator.contract.access import DowngradeCheckRequest, DryRunRequest
+from replicator.access.worker import PROGRESS, AnalysisError
+from replicator.contract.access import AnalysisProgressAnswer, DowngradeCheckRequest, DryRunRequest
 from replicator.index.records import IndexPosition
 from replicator.index.view import IndexView
 from store.access_stream import PREFIXED, StateChange
@@ -90,6 +92,8 @@ class AccessAnalyst:
         self.python = python
         self.processes = available_cores() if processes is None else processes
         self.part_size = part_size
+        self._said = threading.Lock()
+        self._walk: _WorkerWalk | None = None
         self._worker = threading.Lock()
 
     def _log_end(self, min_offset: int | None) -> int:
@@ -158,6 +162,29 @@ class AccessAnalyst:
                                 processes=max(1, self.processes - 1), idle=True)  # fmt: skip
         return verdict_of(json.loads(body))
 
+    def progress(self) -> AnalysisProgressAnswer:
+        """How far the worker's walk has got (the last walk's figures when none runs)."""
+        with self._said:
+            walk = self._walk
+        if walk is None:
+            return AnalysisProgressAnswer(running=False, read=0, elapsed_ms=0)
+        end = walk.ended if walk.ended is not None else time.monotonic()
+        return AnalysisProgressAnswer(
+            running=walk.ended is None, question=walk.question, read=walk.read, total=walk.total,
+            elapsed_ms=round((end - walk.started) * 1000),
+        )  # fmt: skip
+
+    def _hear(self, stream: IO[bytes], walk: _WorkerWalk, said: list[str]) -> None:
+        """The worker's stderr: its progress lines into ``walk``, the rest kept for an error."""
+        for raw in stream:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            words = line.split()
+            if len(words) == 3 and words[0] == PROGRESS and words[1].isdigit() and words[2].isdigit():
+                with self._said:
+                    walk.read, walk.total = int(words[1]), int(words[2])
+            elif line:
+                said.append(line)
+
     def _ask_worker(
         self, question: str, body: dict[str, Any], offset: int, local_super_users: Sequence[str] = (),
         *, processes: int = 1, idle: bool = False,
@@ -170,14 +197,45 @@ class AccessAnalyst:
             *(["--idle"] if idle else []),
         ]  # fmt: skip
         with self._worker:  # one walk at a time: the node grows by one walk at most
-            done = subprocess.run(
-                argv, input=json.dumps(body).encode("utf-8"), capture_output=True,
-                timeout=WORKER_TIMEOUT_S, check=False,
-            )  # fmt: skip
-        if done.returncode != 0:
-            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            walk = _WorkerWalk(question, time.monotonic())
+            with self._said:
+                self._walk = walk
+            said: list[str] = []
+            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE)  # fmt: skip
+            assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+            hearing = threading.Thread(target=self._hear, args=(process.stderr, walk, said),
+                                       name="analysis-progress", daemon=True)  # fmt: skip
+            hearing.start()
+            timer = threading.Timer(WORKER_TIMEOUT_S, process.kill)
+            timer.start()
+            try:
+                with process.stdin:
+                    process.stdin.write(json.dumps(body).encode("utf-8"))
+                out = process.stdout.read()
+                code = process.wait()
+                hearing.join(10)
+            finally:
+                timer.cancel()
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+                with self._said:
+                    walk.ended = time.monotonic()
+        if code != 0:
             raise AnalysisError(
-                f"the analysis of {question} failed (exit {done.returncode}): "
+                f"the analysis of {question} failed (exit {code}): "
                 f"{said[-1] if said else 'no message'}"
             )
-        return done.stdout
+        return out
+
+
+@dataclass(slots=True)
+class _WorkerWalk:
+    """A walk of the worker, as its progress lines tell it."""
+
+    question: str
+    started: float
+    read: int = 0
+    total: int | None = None
+    ended: float | None = None

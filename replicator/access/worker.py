@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TextIO, cast
 
 from replicator.access.analysis import (
     IndexRead,
@@ -57,7 +57,7 @@ from replicator.index import meta
 from replicator.index.patterns import IndexPatterns
 from replicator.index.tables import Tables, open_secondary
 from replicator.index.view import IndexView
-from store.access_stream import StateChange
+from store.access_stream import StateChange, WalkFigures
 from store.acl import AclBinding
 
 QUESTIONS = ("dry_run", "downgrade_check", "format_gate")
@@ -106,10 +106,25 @@ def secondary_read(tables: Tables, stored: meta.StoredMeta) -> IndexRead:
     return IndexRead(IndexPatterns(tables.acl.iter, lengths, lazy=True), view)
 
 
-def _stop_if_orphaned(parent: int) -> None:
-    """Stop when the node that asked is gone: nobody would read the answer."""
-    if os.getppid() != parent:
-        raise AnalysisError(f"the node (pid {parent}) that asked stopped; the analysis stops too")
+PROGRESS = "progress"
+"""The first word of the worker's progress lines on stderr: ``progress READ TOTAL``."""
+
+
+class WalkProgress:
+    """What the worker says while it walks: ``progress READ TOTAL`` lines on ``stream``
+    (stderr, which the node reads: ``/v1/analysis``), bindings read of the index's total; and
+    a stop when the node that asked (``parent``) is gone, as nobody would read the answer."""
+
+    def __init__(self, total: int, stream: TextIO, parent: int) -> None:
+        self.total, self.stream, self.parent = total, stream, parent
+        self.read = 0
+
+    def __call__(self, read: int) -> None:
+        if os.getppid() != self.parent:
+            raise AnalysisError(f"the node (pid {self.parent}) that asked stopped; the analysis stops too")
+        self.read = read
+        self.stream.write(f"{PROGRESS} {read} {self.total}\n")
+        self.stream.flush()
 
 
 def _caught_up(db: Any, tables: Tables, offset: int, timeout_s: float) -> meta.StoredMeta:
@@ -152,22 +167,25 @@ def answer(
         source = secondary_read(tables, stored)
         settings = log_settings(stored.config)
         offset = stored.position.offset
+        progress = WalkProgress(stored.counters.bindings, sys.stderr, os.getppid())
+        progress(0)
         if isinstance(request, DryRunRequest):
             creates = [b for b in request.creates if isinstance(b, AclBinding)]
             plan = planned_change(source, creates, request.deletes)
             return dry_run_answer(source, settings, plan, offset)
-        parent = os.getppid()
         if processes > 1:
             change = StateChange.downgrade(settings, request.to, local_super_users)
             return downgrade_in_parts(
                 source.index_patterns, source, change, request.to, offset, processes=processes,
-                encode=question == "downgrade_check", part_size=part_size,
-                on_part=lambda _: _stop_if_orphaned(parent),
+                encode=question == "downgrade_check", part_size=part_size, on_part=progress,
             )  # fmt: skip
-        return downgrade_answer(
+        figures = WalkFigures()
+        result = downgrade_answer(
             source, settings, request.to, offset, local_super_users=local_super_users,
-            on_read=lambda _: _stop_if_orphaned(parent),
+            on_read=progress, figures=figures,
         )  # fmt: skip
+        progress(figures.read)
+        return result
     finally:
         if db is not None:
             db.close()

@@ -22,6 +22,7 @@ from replicator.contract import endpoints
 from replicator.contract.access import (
     OFFSET_HEADER,
     SAFE_HEADER,
+    AnalysisProgressAnswer,
     DowngradeCheckAnswer,
     DowngradeCheckRequest,
     DryRunAnswer,
@@ -269,6 +270,10 @@ class StoreClient:
         request = DowngradeCheckRequest(to=to, min_offset=min_offset)
         wait = max(self.config.timeout_s, ANALYSIS_TIMEOUT_S)
         return self.send(endpoints.DOWNGRADE_CHECK, request, timeout=wait)
+
+    def analysis_progress(self) -> AnalysisProgressAnswer:
+        """How far the node's analysis walk (a downgrade check...) has got."""
+        return self.send(endpoints.ANALYSIS_PROGRESS)
 
     def downgrade_check_body(self, to: int, *, min_offset: int | None = None) -> DowngradeBody:
         """:meth:`downgrade_check`'s answer as the node sends it: its verdict and offset (the

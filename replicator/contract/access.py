@@ -25,6 +25,7 @@ from replicator.contract.kinds import (
     FLAG,
     INTEGER,
     LOG_OFFSET,
+    NULLABLE_INTEGER,
     NULLABLE_TEXT,
     TEXT,
     TEXT_ITEM,
@@ -186,6 +187,26 @@ class DowngradeCheckAnswer(Message):
     widened: list[AccessDelta] = wire(WIDENED)
     narrowed: list[AccessDelta] = wire(NARROWED)
     offset: int = wire(INTEGER, description="Log offset of the state judged.")
+
+
+# --- a walk's progress ----------------------------------------------------------------------------
+
+
+@message("AnalysisProgress")
+class AnalysisProgressAnswer(Message):
+    """``/v1/analysis``: how far the walk of the node's analysis (a downgrade check, the
+    format gate, a large dry run) has got; the last walk's figures when none runs."""
+
+    running: bool = wire(FLAG, description="A walk runs now.")
+    question: str | None = wire(
+        NULLABLE_TEXT, default=None,
+        description="downgrade_check, format_gate or dry_run; null before the first walk.",
+    )  # fmt: skip
+    read: int = wire(INTEGER, description="Bindings the walk has read.")
+    total: int | None = wire(
+        NULLABLE_INTEGER, default=None, description="Bindings it reads in all (null: not known yet)."
+    )
+    elapsed_ms: int = wire(INTEGER, description="Since the walk started (to its end, once ended).")
 
 
 SAFE_HEADER: Final = "Aclstore-Safe"

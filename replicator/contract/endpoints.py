@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
 from replicator.contract.access import (
+    AnalysisProgressAnswer,
     DowngradeCheckAnswer,
     DowngradeCheckRequest,
     DryRunAnswer,
@@ -119,11 +120,14 @@ DOWNGRADE_CHECK: Final = Endpoint(
     "POST", "/v1/format/downgrade-check", "downgrade_check", DowngradeCheckRequest,
     DowngradeCheckAnswer,
 )  # fmt: skip
+ANALYSIS_PROGRESS: Final[Endpoint[Any, AnalysisProgressAnswer]] = Endpoint(
+    "GET", "/v1/analysis", "analysis_progress", answer=AnalysisProgressAnswer
+)
 
 ENDPOINTS: Final[tuple[Endpoint[Any, Any], ...]] = (
     HEALTHZ, READYZ, METRICS, OPENAPI, STATUS, WAIT_OFFSET, AUTHORIZE, AUTHORIZE_BY_RESOURCE_TYPE,
     AUTHORIZE_REQUEST, CREATE_ACLS, DESCRIBE_ACLS, LIST_ACLS, DELETE_ACLS, ALTER_ACLS,
-    DESCRIBE_CONFIGS, ALTER_CONFIGS, DRY_RUN, DOWNGRADE_CHECK,
+    DESCRIBE_CONFIGS, ALTER_CONFIGS, DRY_RUN, DOWNGRADE_CHECK, ANALYSIS_PROGRESS,
 )  # fmt: skip
 
 

@@ -39,7 +39,7 @@ COMPONENTS: Final[tuple[type[Message], ...]] = (
     answers.ReplicaStatusAnswer, answers.HealthAnswer,
     access.NameSetJson, access.WitnessJson, access.AccessDeltaJson,
     access.DryRunRequest, access.DryRunAnswer,
-    access.DowngradeCheckRequest, access.DowngradeCheckAnswer,
+    access.DowngradeCheckRequest, access.DowngradeCheckAnswer, access.AnalysisProgressAnswer,
 )  # fmt: skip
 """The named messages, in the document's order (after the enums)."""
 
@@ -191,8 +191,16 @@ _API_OPERATIONS: Final[dict[str, tuple[str, str, str | None]]] = {
         "configs", "Would a replica of an older event format widen access?",
         "What a replica of event format `to` with too_new_events=ignore would decide "
         "differently from the live state (KIP-290: an ignored PREFIXED DENY is a silent "
-        "hole). Answered by a process of its own over the node's index, off the decision "
-        "path. Needs DESCRIBE_CONFIGS on the CLUSTER.",
+        "hole). Answered by processes of their own over the node's index, off the decision "
+        "path. Needs DESCRIBE_CONFIGS on the CLUSTER. The answer's headers Aclstore-Safe and "
+        "Aclstore-Offset repeat its verdict and offset, so that a client can copy the body "
+        "out as it reads it.",
+    ),
+    "analysis_progress": (
+        "configs", "How far the node's analysis walk has got",
+        "The bindings read of the index's total by the walk that runs now (a downgrade "
+        "check, the format gate, a large dry run), or by the last one. Needs DESCRIBE on the "
+        "CLUSTER.",
     ),
 }  # fmt: skip
 
@@ -215,15 +223,13 @@ def operation(endpoint: Endpoint[Any, Any]) -> Schema:
     if endpoint.name in _NODE_OPERATIONS:
         return _node_operation(endpoint)
     tag, summary, description = _API_OPERATIONS[endpoint.name]
-    request = ref(_named(endpoint.request))
-    out: Schema = {
-        "summary": summary,
-        "tags": [tag],
-        "requestBody": {"required": not endpoint.body_optional,
-                        "content": {"application/json": {"schema": request}}},
-        "responses": {"200": _answer(endpoint),
-                      **_errors(_DECISION_ERRORS if tag == "decisions" else _ADMIN_ERRORS)},
-    }  # fmt: skip
+    out: Schema = {"summary": summary, "tags": [tag]}
+    if endpoint.request is not None:  # a GET takes none
+        request = ref(_named(endpoint.request))
+        out["requestBody"] = {"required": not endpoint.body_optional,
+                              "content": {"application/json": {"schema": request}}}  # fmt: skip
+    out["responses"] = {"200": _answer(endpoint),
+                        **_errors(_DECISION_ERRORS if tag == "decisions" else _ADMIN_ERRORS)}  # fmt: skip
     if tag != "decisions":
         out["security"] = _ADMIN_SECURITY
     if description is not None:

@@ -232,6 +232,7 @@ class SidecarService:
             "delete_acls": self.delete_acls, "alter_acls": self.alter_acls,
             "describe_configs": self.describe_configs, "alter_configs": self.alter_configs,
             "dry_run_acls": self.dry_run_acls, "downgrade_check": self.downgrade_check,
+            "analysis_progress": self.analysis_progress,
         }  # fmt: skip
         return [Route(e.method, e.path, e.name, handlers[e.name]) for e in ENDPOINTS]
 
@@ -492,6 +493,10 @@ class SidecarService:
         headers = ((access.SAFE_HEADER, "true" if summary["safe"] else "false"),
                    (access.OFFSET_HEADER, str(summary["offset"])))  # fmt: skip
         return Response(200, body, headers=headers)
+
+    def analysis_progress(self, request: HttpRequest) -> Response:
+        analyst = self._require_cluster(request, AclOperation.DESCRIBE, "follow an analysis")
+        return Response.json(analyst.progress().to_json())
 
     # --- the node -------------------------------------------------------------------------------
 

@@ -4,7 +4,9 @@ of the older format with ``too_new_events=ignore`` over the same log allows it."
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,25 @@ def test_a_prefixed_deny_makes_a_downgrade_to_v1_unsafe(
     code, out, _ = run_cli(node, capsys, "downgrade-check --to 2")
     assert code == 0
     assert out.splitlines()[0] == "Downgrade to event format v2: SAFE: no access would widen"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_nodes_walk_is_shown_on_a_terminal_and_nowhere_else(
+    node: Node, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal, stderr shows the node's walk (``/v1/analysis``) ending with every
+    binding read; on a pipe (capsys), stderr stays empty; stdout is the answer either way."""
+    for line in PREFIXED_DENY_UNDER_WILDCARD_ALLOW:
+        assert run_cli(node, capsys, line)[0] == 0
+    code, piped_out, piped_err = run_cli(node, capsys, "downgrade-check --to 1 --format json")
+    assert code == 1 and piped_err == ""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    code, out, _ = run_cli(node, capsys, "downgrade-check --to 1 --format json")
+    assert code == 1 and json.loads(out) == json.loads(piped_out)
+    last = terminal.getvalue().rstrip("\n").split("\r")[-1]
+    assert last.startswith("downgrade-check: the node's walk: 2 records,") and "0 to go" in last

@@ -82,6 +82,9 @@ def test_downgrade_checks_are_the_pure_engines(filled: tuple[Node, StoreClient, 
         assert answer.ignored == sorted(state.bindings - older.bindings)
         assert answer.stopping == stopping and answer.safe == (not expected.widened)
     assert client.downgrade_check(1).ignored  # the PREFIXED ones: the check is not vacuous
+    walk = client.analysis_progress()  # the last walk, as the worker told it
+    assert not walk.running and walk.question == "downgrade_check"
+    assert walk.read == walk.total == len(state.bindings)
 
 
 def _expected(state: AclState, creates: list[AclBinding], deletes: list[AclBindingFilter]) -> DryRunAnswer:
@@ -181,6 +184,8 @@ def test_a_downgrade_check_walked_in_parts_by_several_processes_is_the_pure_engi
         assert answer.ignored == sorted(state.bindings - older.bindings)
         assert answer.stopping == stopping and answer.safe == (not expected.widened)
         root_rows += sum(r.names.name == "" for r in (*expected.widened, *expected.narrowed))
+        walk = parted.progress()
+        assert not walk.running and walk.read == walk.total == len(state.bindings)
     assert root_rows  # User:root's access everywhere: rows the parts held for the root's
     verdict = parted.format_gate(1, node.admin.sync(), [ADMIN])
     here = analyse_downgrade(state.bindings, StoreSettings({"super.users": "User:root"}), 1,
