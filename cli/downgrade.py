@@ -22,7 +22,10 @@ from cli.access_output import print_diff_table
 from cli.common import FAILURE_EXIT, add_client_options, store_client
 from cli.downgrade_watch import add_watch_options
 from cli.output import print_offset
+from replicator.access.parallel import DowngradeDocument
+from replicator.contract.access import DowngradeCheckAnswer
 from store.access_diff import AccessDiff
+from store.acl import AclBinding, parse_fields
 
 
 def downgrade_check(args: argparse.Namespace) -> int:
@@ -32,6 +35,14 @@ def downgrade_check(args: argparse.Namespace) -> int:
         from cli.downgrade_watch import run_watch
 
         return run_watch(args)
+    if args.spark or not args.master.startswith("local"):
+        answer = spark_downgrade_check(args)
+        if args.format == "json":
+            DowngradeDocument.of_answer(answer).write(sys.stdout.buffer)
+            sys.stdout.buffer.write(b"\n")
+            sys.stdout.flush()
+            return 0 if answer.safe else FAILURE_EXIT
+        return _print_answer(args, answer)
     if args.format == "json":
         # the node's answer, copied as it comes: one item of each list per line
         with store_client(args) as client, WalkFollower(args):
@@ -44,6 +55,10 @@ def downgrade_check(args: argparse.Namespace) -> int:
         return 0 if body.safe else FAILURE_EXIT
     with store_client(args) as client, WalkFollower(args):
         answer = client.downgrade_check(args.to)
+    return _print_answer(args, answer)
+
+
+def _print_answer(args: argparse.Namespace, answer: DowngradeCheckAnswer) -> int:
     diff = AccessDiff(tuple(answer.widened), tuple(answer.narrowed))
     verdict = "SAFE: no access would widen" if answer.safe else "UNSAFE: access would widen"
     print(f"Downgrade to event format v{args.to}: {verdict}")
@@ -56,6 +71,43 @@ def downgrade_check(args: argparse.Namespace) -> int:
     print_diff_table(diff, "now", f"on v{args.to}")
     print_offset(answer.offset)
     return 0 if answer.safe else FAILURE_EXIT
+
+
+def spark_downgrade_check(args: argparse.Namespace) -> DowngradeCheckAnswer:
+    """The downgrade check on Spark (``--spark``, or a ``--master`` that is not local): the
+    node's ACLs, streamed from ``/v1/acls/list``, and its settings, read at one offset, then
+    the access diff distributed over ``--master`` (:func:`jobs.access_diff.distributed_access_diff`,
+    folded as the node folds it); the same answer as the node's walk."""
+    from cli.history import spark_session
+    from jobs.access_diff import distributed_access_diff
+    from replicator.access.analysis import log_settings
+    from store.access_diff import AclState, older_reader_state
+
+    with store_client(args) as client:
+        for _ in range(3):  # the settings of the listing's offset: read again if they moved
+            configs = client.describe_configs()
+            listing = client.list_acls(min_offset=configs.offset)
+            bindings = [
+                AclBinding.of(*parse_fields((r.resource_type, r.name, r.pattern_type, *acl)))
+                for r in listing for acl in r.acls
+            ]  # fmt: skip
+            assert listing.offset is not None  # set by the listing's end
+            if listing.offset == configs.offset:
+                break
+            again = client.describe_configs()
+            if again.configs == configs.configs:
+                break
+        else:
+            raise ac.AclCommandError("the settings kept changing while the ACLs were listed: retry")
+    settings = log_settings({e.name: e.value for e in configs.configs if not e.is_default})
+    now = AclState.of(bindings, settings.super_users, settings.allow_everyone_if_no_acl_found)
+    then, stopping = older_reader_state(now, args.to)
+    diff = distributed_access_diff(spark_session(args), now, then, folded=True, partitions=args.partitions)
+    return DowngradeCheckAnswer(
+        safe=not diff.widened, to=args.to, ignored=sorted(now.bindings - then.bindings),
+        stopping=stopping, widened=list(diff.widened), narrowed=list(diff.narrowed),
+        offset=listing.offset,
+    )  # fmt: skip
 
 
 class WalkFollower:
@@ -110,4 +162,9 @@ def add_parser(commands: Any) -> None:
     add_client_options(parser)
     parser.add_argument("--to", type=int, required=True, metavar="N", help="the event format")
     add_watch_options(parser)
+    spark = parser.add_argument_group("on Spark (the state read from the node, the diff on --master)")
+    spark.add_argument("--spark", action="store_true",
+                       help="run the check on Spark (also when --master is not local)")
+    spark.add_argument("--partitions", type=int, default=8, metavar="N",
+                       help="Spark partitions of the state (default: %(default)s)")
     parser.set_defaults(handler=downgrade_check)

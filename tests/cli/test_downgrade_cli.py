@@ -8,6 +8,7 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sidecar_support import PREFIXED_DENY_UNDER_WILDCARD_ALLOW, run_cli
@@ -86,3 +87,31 @@ def test_the_nodes_walk_is_shown_on_a_terminal_and_nowhere_else(
     assert code == 1 and json.loads(out) == json.loads(piped_out)
     last = terminal.getvalue().rstrip("\n").split("\r")[-1]
     assert last.startswith("downgrade-check: the node's walk: 2 records,") and "0 to go" in last
+
+
+def test_the_check_on_spark_gives_the_nodes_answer(
+    node: Node, spark: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``downgrade-check --spark`` (the state listed from the node, the diff on Spark) and the
+    node's own walk: the same document, rows as sets; with ``super.users`` in the log, which
+    a format-1 reader does not see (its rows reach every name), and in a table as well."""
+    for line in (
+        *PREFIXED_DENY_UNDER_WILDCARD_ALLOW,
+        "acls --add --allow-principal User:eve --operation Write --topic pay- "
+        "--resource-pattern-type prefixed",
+        "acls --add --allow-principal User:eve --operation Read --group pay-app",
+        "configs --alter --add-config super.users=User:root",
+    ):
+        assert run_cli(node, capsys, line)[0] == 0
+    code, out, _ = run_cli(node, capsys, "downgrade-check --to 1 --format json")
+    on_spark_code, on_spark, _ = run_cli(node, capsys, "downgrade-check --to 1 --format json --spark")
+    assert code == on_spark_code == 1
+    mine, theirs = json.loads(out), json.loads(on_spark)
+    for key in ("widened", "narrowed"):
+        rows = sorted(json.dumps(r, sort_keys=True) for r in mine[key])
+        assert rows == sorted(json.dumps(r, sort_keys=True) for r in theirs[key]), key
+        mine[key] = theirs[key] = None
+    assert mine == theirs
+    assert any(r["principal"] == "User:root" for r in json.loads(out)["narrowed"])
+    code, table, _ = run_cli(node, capsys, "downgrade-check --to 1 --spark")
+    assert code == 1 and table.splitlines()[0] == "Downgrade to event format v1: UNSAFE: access would widen"
