@@ -56,6 +56,7 @@ from replicator.contract.requests import (
     RequestCheckRequest,
 )
 from store.acl import ANY_FILTER, AclBinding, AclBindingFilter
+from store.desired.scope import Scope
 from store.errors import StoreError
 from store.settings import FORMAT_VERSION_CONFIG
 
@@ -244,10 +245,15 @@ class StoreClient:
         deletes: Sequence[AclBindingFilter] = (),
         creates: Sequence[AclBinding] = (),
         configs: Mapping[str, str | None] | None = None,
+        scope: Scope | None = None,
+        if_scope_unchanged_since: int | None = None,
     ) -> AlterAclsAnswer:
-        """Deletes, creates and settings written as one batch, at one offset."""
+        """Deletes, creates and settings written as one batch, at one offset; with ``scope``
+        and ``if_scope_unchanged_since``, only if no binding in scope changed after that offset
+        (else StoreClientError with status 409 naming each change)."""
         request = AlterAclsRequest(
-            deletes=list(deletes), creates=list(creates), configs=dict(configs or {})
+            deletes=list(deletes), creates=list(creates), configs=dict(configs or {}),
+            scope=scope, if_scope_unchanged_since=if_scope_unchanged_since,
         )
         return self.send(endpoints.ALTER_ACLS, request)
 

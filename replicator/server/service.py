@@ -434,7 +434,8 @@ class SidecarService:
         valid = [item for item in body.creates if isinstance(item, AclBinding)]
         result = self.admin.alter_acls(
             deletes=body.deletes, creates=valid, configs=body.configs or None, actor=actor,
-            host=request.address,
+            host=request.address, scope=body.scope,
+            if_scope_unchanged_since=body.if_scope_unchanged_since,
         )  # fmt: skip
         return Response.json(answers.alter_acls_answer(body.creates, result))
 
