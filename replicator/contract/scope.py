@@ -53,3 +53,13 @@ def _scope_json(scope: Scope) -> ScopeJson:
 
 
 SCOPE: Final = Converted(shape(ScopeJson), _scope, _scope_json)
+
+
+def scope_json(scope: Scope) -> dict[str, Any]:
+    """A scope as its JSON object (the ``Scope`` schema)."""
+    return _scope_json(scope).to_json()
+
+
+def scope_of_json(value: Any, path: str = "scope") -> Scope:
+    """A ``Scope`` JSON object read and checked (BadRequestError naming the fix)."""
+    return _scope(shape(ScopeJson).parse(value), value)

@@ -1,0 +1,161 @@
+"""What ``aclstore export``, ``plan``, ``apply`` and ``drift`` share: reading the desired-state
+files, the live bindings of a scope, and a plan computed at one log offset.
+
+A plan lists the live bindings in the scope (``/v1/acls/list``, one index snapshot at one
+offset), reconciles them with the files (:func:`store.desired.reconcile`) and sends the
+change to the node's dry run (``/v1/acls/dry-run``), which answers with the exact access it
+would widen and narrow, each with a witness, judged where the state is.  The plan's offset is
+the listing's: ``apply`` sends it as ``ifScopeUnchangedSince`` and the node refuses the write
+if anything in the scope changed after it.
+
+These commands exit as Terraform's ``-detailed-exitcode``: 0 no change, 2 changes (``plan``),
+1 for every error, option errors included; logs and errors go to stderr only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from cli.common import FAILURE_EXIT
+from replicator.client import StoreClient
+from store.access_diff import AccessDelta
+from store.acl import (
+    ANY_FILTER,
+    AccessControlEntryFilter,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePatternFilter,
+    ResourceType,
+)
+from store.desired import AclsFileError, DesiredState, Reconciliation, Scope, load_acls_text, reconcile
+from store.desired.errors import DesiredStateError
+from store.errors import StoreError
+
+CHANGES_EXIT: Final = 2
+"""``plan``: the files differ from the live state (Terraform's -detailed-exitcode 2)."""
+
+
+class PlanError(DesiredStateError):
+    """A plan that cannot be made or applied as asked (the message says why and the fix)."""
+
+
+def exit_one_on_errors(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``handler`` with every store error as one line on stderr and exit 1 (never 2, which
+    means "changes" to a CI reading the exit code)."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except StoreError as exc:
+            log(f"error: {' '.join(exc.message.split())}")
+            return FAILURE_EXIT
+
+    return run
+
+
+def log(message: str) -> None:
+    """A log line: stderr, so that stdout stays the document a CI reads."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def add_files_option(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    parser.add_argument(
+        "-f", "--file", dest="files", action="append", type=Path, required=required, metavar="FILE",
+        help="a desired-state ACL file (schemas/acls-file.v1.schema.json); repeatable",
+    )  # fmt: skip
+
+
+def read_desired(paths: Sequence[Path]) -> DesiredState:
+    """The files read and checked, as one desired state (errors name the file and line)."""
+    files = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AclsFileError(str(path), 0, f"cannot be read ({exc}); check the path") from exc
+        files.append(load_acls_text(text, str(path)))
+    return DesiredState.of(files)
+
+
+def scope_filters(scope: Scope) -> list[AclBindingFilter]:
+    """DescribeAcls filters whose union holds every binding of ``scope`` (and maybe more)."""
+    if scope.everything:
+        return [ANY_FILTER]
+    filters = [
+        AclBindingFilter(entry_filter=AccessControlEntryFilter(principal=p)) for p in sorted(scope.principals)
+    ]
+    for rt in sorted({p.resource_type for p in scope.resource_prefixes}):
+        filters.append(AclBindingFilter(pattern_filter=ResourcePatternFilter(resource_type=rt)))
+    return filters
+
+
+_TYPES: Final = {t.name: t for t in ResourceType}
+_PATTERNS: Final = {t.name: t for t in PatternType}
+_OPS: Final = {t.name: t for t in AclOperation}
+_PERMS: Final = {t.name: t for t in AclPermissionType}
+
+
+def list_bindings(client: StoreClient, filters: Sequence[AclBindingFilter]) -> tuple[list[AclBinding], int]:
+    """The live bindings the filters match, streamed from one index snapshot, and its offset."""
+    listing = client.list_acls(filters)
+    out: list[AclBinding] = []
+    for r in listing:
+        rt, pt = _TYPES[r.resource_type], _PATTERNS[r.pattern_type]
+        for principal, host, op, perm in r.acls:
+            out.append(AclBinding.of(rt, r.name, pt, principal, host, _OPS[op], _PERMS[perm]))
+    if listing.offset is None:
+        raise PlanError("the node's listing ended without its offset; retry")
+    return out, listing.offset
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What applying the files changes, at which offset, and the access it widens and narrows."""
+
+    desired: DesiredState
+    reconciliation: Reconciliation
+    offset: int
+    """The offset of the live state reconciled: ``apply`` refuses if the scope changed after it."""
+    judged_at: int | None
+    """The offset of the state the node's dry run judged the access diff at (None: no change)."""
+    widened: tuple[AccessDelta, ...]
+    narrowed: tuple[AccessDelta, ...]
+
+
+_ATTEMPTS: Final = 3
+
+
+def compute_plan(client: StoreClient, desired: DesiredState) -> Plan:
+    """List the scope, reconcile, and ask the node's dry run for the access diff.
+
+    The dry run reads the state again (maybe later); if the bindings it would add and remove
+    are not the plan's, the scope changed in between and the plan is made again (three
+    attempts)."""
+    for _ in range(_ATTEMPTS):
+        live, offset = list_bindings(client, scope_filters(desired.scope))
+        r = reconcile(desired.bindings, desired.scope, live)
+        if not r.changes:
+            return Plan(desired, r, offset, None, (), ())
+        answer = client.dry_run_acls(
+            creates=r.to_add, deletes=[b.to_filter() for b in r.to_remove], min_offset=offset
+        )
+        if set(answer.added) == set(r.to_add) and set(answer.removed) == set(r.to_remove):
+            return Plan(desired, r, offset, answer.offset, tuple(answer.widened), tuple(answer.narrowed))
+        log(f"the scope changed between offsets {offset} and {answer.offset}; planning again")
+    raise PlanError(
+        f"the scope ({desired.scope.describe()}) kept changing while planning ({_ATTEMPTS} attempts); "
+        "retry when writes to it have settled"
+    )
+
+
+def removal_filters(bindings: Iterable[AclBinding]) -> list[AclBindingFilter]:
+    """DeleteAcls filters that match exactly these bindings (every field specific)."""
+    return [b.to_filter() for b in bindings]

@@ -1,0 +1,77 @@
+"""``aclstore plan -f FILE...``: what applying desired-state files would change.
+
+The bindings to add and to remove within the files' scope, the exact access that would widen
+and narrow (each with a witness request, from the node's dry run) and the log offset the plan
+was computed at (:mod:`cli.gitops`).  Exit 0 no change, 2 changes, 1 error (Terraform's
+``-detailed-exitcode``); ``--format json`` prints one stable document (:mod:`cli.present.gitops`)
+and nothing else on stdout; ``--out FILE`` saves it for ``aclstore apply --plan FILE``;
+``--deny-widen`` exits 1 when access would widen (a review rule: widening needs a second
+approver).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from cli.access_output import delta_text
+from cli.common import FAILURE_EXIT, add_client_options, exit_one_on_option_errors, store_client
+from cli.gitops import (
+    CHANGES_EXIT,
+    add_files_option,
+    compute_plan,
+    exit_one_on_errors,
+    log,
+    read_desired,
+)
+from cli.output import print_json
+from cli.present.gitops import plan_document, plan_lines
+
+
+def write_plan(path: Path, document: dict[str, Any]) -> None:
+    """Write the saved plan whole or not at all (a temporary file renamed over it)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@exit_one_on_errors
+def plan(args: argparse.Namespace) -> int:
+    desired = read_desired(args.files)
+    with store_client(args) as client:
+        computed = compute_plan(client, desired)
+        document = plan_document(computed, client.config.url)
+    if args.out is not None:
+        write_plan(args.out, document)
+        log(f"plan saved to {args.out}: apply it with `aclstore apply --plan {args.out}`")
+    if args.format == "json":
+        print_json(document)
+    else:
+        for line in plan_lines(computed):
+            print(line)
+    if args.deny_widen and computed.widened:
+        log(
+            f"error: the plan widens access ({len(computed.widened)} set(s), e.g. "
+            f"{delta_text(computed.widened[0])}) and --deny-widen refuses that; have the widening "
+            "approved and plan without --deny-widen"
+        )
+        return FAILURE_EXIT
+    return CHANGES_EXIT if computed.reconciliation.changes else 0
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "plan", help="what applying desired-state ACL files would change (exit 0 none, 2 changes, 1 error)",
+        description="Compare desired-state ACL files with the live ACLs in their scope: the bindings "
+        "to add and remove, the exact access that would widen and narrow with a witness each, and "
+        "the log offset of the plan. Exit 0: no change; 2: changes; 1: error.",
+    )  # fmt: skip
+    exit_one_on_option_errors(parser)
+    add_files_option(parser)
+    add_client_options(parser)
+    parser.add_argument("--out", type=Path, metavar="PLANFILE", help="save the plan (JSON) for apply --plan")
+    parser.add_argument("--deny-widen", action="store_true", help="exit 1 when the plan would widen access")
+    parser.set_defaults(handler=plan)

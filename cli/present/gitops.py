@@ -1,0 +1,66 @@
+"""Plans and drift as the commands print them: one stable JSON document each (``--format
+json``, the document a CI reads; a saved plan is the same document) and the tables.
+
+Plan document (``"kind": "aclstore.plan"``, ``"formatVersion": 1``): ``offset`` (the live state
+reconciled, which ``apply`` guards with), ``accessJudgedAt``, ``store``, ``files``, ``scope``,
+``changes``, ``add`` and ``remove`` (bindings), ``widened`` and ``narrowed`` (access sets with a
+witness each, :func:`cli.access_output.delta_json`), ``counts``.  Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from cli import acl_command as ac
+from cli.access_output import delta_json, diff_lines
+from cli.gitops import Plan
+from replicator.contract.bindings import binding_json
+from replicator.contract.scope import scope_json
+from store.access_diff import AccessDiff
+
+PLAN_KIND: Final = "aclstore.plan"
+PLAN_FORMAT: Final = 1
+
+
+def plan_document(plan: Plan, store: str) -> dict[str, Any]:
+    r = plan.reconciliation
+    return {
+        "kind": PLAN_KIND,
+        "formatVersion": PLAN_FORMAT,
+        "store": store,
+        "offset": plan.offset,
+        "accessJudgedAt": plan.judged_at,
+        "files": [f.source for f in plan.desired.files],
+        "scope": scope_json(plan.desired.scope),
+        "changes": r.changes,
+        "add": [binding_json(b) for b in r.to_add],
+        "remove": [binding_json(b) for b in r.to_remove],
+        "widened": [delta_json(d) for d in plan.widened],
+        "narrowed": [delta_json(d) for d in plan.narrowed],
+        "counts": {
+            "declared": len(plan.desired.bindings), "liveInScope": r.live_in_scope,
+            "add": len(r.to_add), "remove": len(r.to_remove), "widened": len(plan.widened),
+            "narrowed": len(plan.narrowed), "outsideScopeListed": len(r.outside),
+        },
+    }  # fmt: skip
+
+
+def plan_lines(plan: Plan) -> Iterator[str]:
+    r = plan.reconciliation
+    if not r.changes:
+        yield (
+            f"No changes: the {r.live_in_scope} live binding(s) in scope ({plan.desired.scope.describe()}) "
+            "are the declared ones."
+        )
+        yield f"(planned at log offset {plan.offset})"
+        return
+    scope = plan.desired.scope.describe()
+    yield f"Plan: {len(r.to_add)} to add, {len(r.to_remove)} to remove (scope: {scope})"
+    for b in r.to_add:
+        at = plan.desired.declared_at(b)
+        yield f"  + {ac.binding_text(b)}" + (f"  # {at}" if at else "")
+    for b in r.to_remove:
+        yield f"  - {ac.binding_text(b)}  # live, not declared"
+    yield from diff_lines(AccessDiff(plan.widened, plan.narrowed), "now", "after")
+    yield f"(planned at log offset {plan.offset}; access judged at offset {plan.judged_at})"
