@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +95,19 @@ def drifts(desired: DesiredState, state: Attribution) -> list[Drift]:
     out += [Drift("missing", b, state.deleted.get(b), desired.declared_at(b)) for b in r.to_add]
     out += [Drift("outside", b, state.live[b], None) for b in r.outside]
     return out
+
+
+def drift_of(desired: DesiredState, state: Attribution, b: AclBinding) -> Drift | None:
+    """The drift of one binding now (None: none): what a watch recomputes for each change."""
+    live = state.live.get(b)
+    if not desired.scope.contains(b):
+        return None if live is None else Drift("outside", b, live, None)
+    declared = b in desired.bindings
+    if live is not None and not declared:
+        return Drift("undeclared", b, live, None)
+    if live is None and declared:
+        return Drift("missing", b, state.deleted.get(b), desired.declared_at(b))
+    return None
 
 
 def open_change_log(args: argparse.Namespace) -> ChangeLog:
@@ -170,50 +184,68 @@ def _print_report(args: argparse.Namespace, found: list[Drift], offset: int) -> 
 # --- watching ---------------------------------------------------------------------------------
 
 
-def _key(d: Drift) -> tuple[str, AclBinding]:
-    return d.kind, d.binding
-
-
 def _watch(
     args: argparse.Namespace, desired: DesiredState, change_log: ChangeLog, state: Attribution,
     found: list[Drift],
 ) -> int:  # fmt: skip
+    """Alert on the drift there now, then follow the log: each change is judged for the
+    bindings it touched alone (:func:`drift_of`), so an alert's delay does not grow with the
+    store."""
     alerts = 0
-    current: dict[tuple[str, AclBinding], Drift] = {}
+    every: dict[AclBinding, Drift] = {d.binding: d for d in found}
+    counts = Counter(d.kind for d in found)
     client = store_client(args) if args.revert else None
     log(f"watching {change_log} from offset {state.offset} for drift from {len(desired.files)} file(s)")
     try:
+        changed: list[tuple[Drift | None, Drift | None]] = [(None, d) for d in found]
         while True:
-            now = {_key(d): d for d in found if d.kind != "outside" or args.alert_outside}
-            for key in now.keys() - current.keys():
-                alerts += 1
-                _alert(args, "drift", now[key], state.offset)
-            for key in current.keys() - now.keys():
-                _alert(args, "resolved", current[key], state.offset)
-            current = now
-            _write_metrics(args, found, state.offset, alerts)
-            if client is not None:
-                _revert(
-                    args, client, desired, [d for d in current.values() if d.kind != "outside"], state.offset
-                )
+            for old, new in changed:
+                if old is not None and (new is None or new.kind != old.kind) and _alerted(args, old):
+                    _alert(args, "resolved", old, state.offset)
+                if new is not None and (old is None or old.kind != new.kind) and _alerted(args, new):
+                    alerts += 1
+                    _alert(args, "drift", new, state.offset)
+            _write_metrics(args, counts, state.offset, alerts)
+            in_scope = (
+                [d for d in every.values() if d.kind != "outside"] if client is not None or args.once else []
+            )
+            if client is not None and in_scope:
+                _revert(args, client, desired, in_scope, state.offset)
             if args.once:
-                return CHANGES_EXIT if any(k != "outside" for k, _ in current) else 0
+                return CHANGES_EXIT if in_scope else 0
             touched: list[AclBinding] = []
             while not touched:
                 time.sleep(args.interval)
                 touched = catch_up(change_log, state)
-            found = drifts(desired, state)
+            changed = []
+            for b in dict.fromkeys(touched):
+                old, new = every.pop(b, None), drift_of(desired, state, b)
+                if new is not None:
+                    every[b] = new
+                    counts[new.kind] += 1
+                if old is not None:
+                    counts[old.kind] -= 1
+                changed.append((old, new))
     finally:
         if client is not None:
             client.close()
 
 
+def _alerted(args: argparse.Namespace, d: Drift) -> bool:
+    return d.kind != "outside" or bool(args.alert_outside)
+
+
 def _alert(args: argparse.Namespace, event: str, d: Drift, offset: int) -> None:
     row = {"alert": event, "seenAtOffset": offset, "seenAt": format_time(int(time.time() * 1000)), **d.json()}
+    _record(args, row)
     if args.format == "json":
         print(json.dumps(row, ensure_ascii=False), flush=True)
     else:
         print(f"{event.upper():<9} {d.text()}  (seen at offset {offset})", flush=True)
+
+
+def _record(args: argparse.Namespace, row: dict[str, Any]) -> None:
+    """Append an alert row to ``--alerts`` (before it is printed: once seen, it is recorded)."""
     if args.alerts is not None:
         with args.alerts.open("a", encoding="utf-8") as out:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -235,20 +267,18 @@ def _revert(
         return
     for d in in_scope:
         row = {"alert": "reverted", "seenAtOffset": offset, "revertOffset": answer.offset, **d.json()}
+        _record(args, row)
         if args.format == "json":
             print(json.dumps(row, ensure_ascii=False), flush=True)
         else:
             print(f"REVERTED  {d.text()}  (revert written at offset {answer.offset})", flush=True)
-        if args.alerts is not None:
-            with args.alerts.open("a", encoding="utf-8") as out:
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def _metric_lines(found: list[Drift], offset: int, alerts: int) -> Iterator[str]:
+def _metric_lines(counts: Counter[str], offset: int, alerts: int) -> Iterator[str]:
     yield "# HELP aclstore_drift_bindings Bindings that differ from the desired-state files, by kind."
     yield "# TYPE aclstore_drift_bindings gauge"
     for kind in KINDS:
-        yield f'aclstore_drift_bindings{{kind="{kind}"}} {sum(d.kind == kind for d in found)}'
+        yield f'aclstore_drift_bindings{{kind="{kind}"}} {counts[kind]}'
     yield "# HELP aclstore_drift_offset The log offset the drift was computed at."
     yield "# TYPE aclstore_drift_offset gauge"
     yield f"aclstore_drift_offset {offset}"
@@ -257,12 +287,12 @@ def _metric_lines(found: list[Drift], offset: int, alerts: int) -> Iterator[str]
     yield f"aclstore_drift_alerts_total {alerts}"
 
 
-def _write_metrics(args: argparse.Namespace, found: list[Drift], offset: int, alerts: int) -> None:
+def _write_metrics(args: argparse.Namespace, counts: Counter[str], offset: int, alerts: int) -> None:
     if args.metrics_file is None:
         return
     target: Path = args.metrics_file
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text("\n".join(_metric_lines(found, offset, alerts)) + "\n", encoding="utf-8")
+    tmp.write_text("\n".join(_metric_lines(counts, offset, alerts)) + "\n", encoding="utf-8")
     os.replace(tmp, target)  # node_exporter never reads half a file
 
 

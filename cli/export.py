@@ -45,8 +45,7 @@ def export(args: argparse.Namespace) -> int:
         resource_prefixes=frozenset(args.resource_prefix or ()),
     )
     with store_client(args) as client:
-        live, offset = list_bindings(client, scope_filters(scope))
-    bindings = [b for b in live if scope.contains(b)]
+        bindings, offset, _ = list_bindings(client, scope_filters(scope), scope)
     text = export_text(bindings, scope, header=f"exported from {client.config.url} at log offset {offset}")
     if args.output is None:
         sys.stdout.write(text)

@@ -41,7 +41,7 @@ def plan_document(plan: Plan, store: str) -> dict[str, Any]:
         "counts": {
             "declared": len(plan.desired.bindings), "liveInScope": r.live_in_scope,
             "add": len(r.to_add), "remove": len(r.to_remove), "widened": len(plan.widened),
-            "narrowed": len(plan.narrowed), "outsideScopeListed": len(r.outside),
+            "narrowed": len(plan.narrowed),
         },
     }  # fmt: skip
 

@@ -50,7 +50,18 @@ SCHEMA_ID: Final = "https://aclstore.dev/schemas/acls-file.v1.schema.json"
 _TOP_KEYS: Final = ("version", "scope", "acls")
 _SCOPE_KEYS: Final = ("all", "principals", "resources")
 _PREFIX_KEYS: Final = ("resourceType", "prefix")
-_ENTRY_KEYS: Final = ("principals", "hosts", "permission", "operations", "roles", "resources")
+SHORTHANDS: Final = {
+    "topics": (ResourceType.TOPIC, PatternType.LITERAL),
+    "topicPrefixes": (ResourceType.TOPIC, PatternType.PREFIXED),
+    "groups": (ResourceType.GROUP, PatternType.LITERAL),
+    "groupPrefixes": (ResourceType.GROUP, PatternType.PREFIXED),
+    "transactionalIds": (ResourceType.TRANSACTIONAL_ID, PatternType.LITERAL),
+    "transactionalIdPrefixes": (ResourceType.TRANSACTIONAL_ID, PatternType.PREFIXED),
+}
+"""kafka-acls.sh's resource options as keys of an entry: ``topics: [a, b]`` is ``--topic a
+--topic b``, ``topicPrefixes`` the same with ``--resource-pattern-type prefixed``."""
+_RESOURCE_KEYS_OF_ENTRY: Final = ("resources", *SHORTHANDS, "cluster")
+_ENTRY_KEYS: Final = ("principals", "hosts", "permission", "operations", "roles", *_RESOURCE_KEYS_OF_ENTRY)
 _RESOURCE_KEYS: Final = ("resourceType", "name", "patternType")
 _TYPES: Final = tuple(t for t in ResourceType if t not in (ResourceType.UNKNOWN, ResourceType.ANY))
 _OPERATIONS: Final = tuple(o for o in AclOperation if o not in (AclOperation.UNKNOWN, AclOperation.ANY))
@@ -191,7 +202,7 @@ class _Reader:
             raise self.fail(at, f"{path}: {exc.message}; write it as Type:name (User:alice)") from exc
 
     def entry(self, at: Located, path: str) -> Iterable[tuple[AclBinding, int]]:
-        m = self.mapping(at, path, _ENTRY_KEYS, required=("principals", "resources"))
+        m = self.mapping(at, path, _ENTRY_KEYS, required=("principals",))
         principals = [self.principal(p, f"{path}.principals[{i}]")
                       for i, p in enumerate(self.seq(m["principals"], f"{path}.principals"))]  # fmt: skip
         hosts = ["*"]
@@ -202,8 +213,7 @@ class _Reader:
             ]
         permission = (self.enum(m["permission"], f"{path}.permission", _PERMISSIONS)
                       if "permission" in m else AclPermissionType.ALLOW)  # fmt: skip
-        resources = [self.resource(r, f"{path}.resources[{i}]")
-                     for i, r in enumerate(self.seq(m["resources"], f"{path}.resources"))]  # fmt: skip
+        resources = self.resources(at, m, path)
         if ("operations" in m) == ("roles" in m):
             raise self.fail(at, f"{path}: give either operations or roles (producer, consumer, "
                             "idempotent), not both nor neither")  # fmt: skip
@@ -241,6 +251,26 @@ class _Reader:
         if word not in ROLES:
             raise self.fail(at, f"{path}: {word!r} is not a role; use one of {', '.join(ROLES)}")
         return word
+
+    def resources(
+        self, at: Located, m: dict[str, Located], path: str
+    ) -> list[tuple[ResourceType, str, PatternType, int]]:
+        out = []
+        if "resources" in m:
+            out += [self.resource(r, f"{path}.resources[{i}]")
+                    for i, r in enumerate(self.seq(m["resources"], f"{path}.resources"))]  # fmt: skip
+        for key, (rt, pt) in SHORTHANDS.items():
+            if key in m:
+                out += [(rt, self.text(n, f"{path}.{key}[{i}]"), pt, n.line)
+                        for i, n in enumerate(self.seq(m[key], f"{path}.{key}"))]  # fmt: skip
+        if "cluster" in m:
+            if m["cluster"].value is not True:
+                raise self.fail(m["cluster"], f"{path}.cluster: write cluster: true, or leave it out")
+            out.append((ResourceType.CLUSTER, CLUSTER_NAME, PatternType.LITERAL, m["cluster"].line))
+        if not out:
+            keys = ", ".join(_RESOURCE_KEYS_OF_ENTRY)
+            raise self.fail(at, f"{path}: no resource; give at least one of {keys}")
+        return out
 
     def resource(self, at: Located, path: str) -> tuple[ResourceType, str, PatternType, int]:
         m = self.mapping(at, path, _RESOURCE_KEYS, required=("resourceType",))

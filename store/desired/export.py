@@ -10,12 +10,12 @@ exactly the bindings exported.  Pure.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
-from store.acl import AclBinding, AclOperation, PatternType
-from store.desired.document import FILE_VERSION, SCHEMA_ID
+from store.acl import CLUSTER_NAME, AclBinding, AclOperation, PatternType, ResourceType
+from store.desired.document import FILE_VERSION, SCHEMA_ID, SHORTHANDS
 from store.desired.scope import Scope
 
 try:
@@ -60,9 +60,27 @@ def export_document(bindings: Iterable[AclBinding], scope: Scope) -> dict[str, A
         if permission != "ALLOW":
             entry["permission"] = permission
         entry["operations"] = [o.name for o in grant]
-        entry["resources"] = [_resource(r) for r in listed]
+        entry.update(_resources(listed))
         acls.append(entry)
     return {"version": FILE_VERSION, "scope": scope_document(scope), "acls": acls}
+
+
+_SHORTHAND_OF: Final = {(rt.name, pt.name): key for key, (rt, pt) in SHORTHANDS.items()}
+
+
+def _resources(listed: Iterable[tuple[str, str, str]]) -> dict[str, Any]:
+    """The resources as kafka-acls.sh-like keys where one fits (``topics``, ``groupPrefixes``,
+    ``cluster: true``...), the others under ``resources``."""
+    out: dict[str, Any] = {}
+    for r in listed:
+        key = _SHORTHAND_OF.get((r[0], r[2]))
+        if key is not None:
+            out.setdefault(key, []).append(r[1])
+        elif r[0] == ResourceType.CLUSTER.name and r[1] == CLUSTER_NAME:
+            out["cluster"] = True
+        else:
+            out.setdefault("resources", []).append(_resource(r))
+    return out
 
 
 def _resource(r: tuple[str, str, str]) -> dict[str, str]:
@@ -76,7 +94,7 @@ def export_text(bindings: Iterable[AclBinding], scope: Scope, *, header: str = "
     """:func:`export_document` as YAML, after ``header`` (comment lines)."""
     body: str = yaml.dump(
         export_document(bindings, scope), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-        default_flow_style=False, width=100,
+        default_flow_style=None, width=100,
     )  # fmt: skip
     lead = f"# yaml-language-server: $schema={SCHEMA_ID}\n"
     return lead + "".join(f"# {line}\n" for line in header.splitlines()) + body

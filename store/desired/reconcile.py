@@ -17,7 +17,8 @@ from store.desired.scope import Scope
 @dataclass(frozen=True, slots=True)
 class Reconciliation:
     """``to_add`` and ``to_remove`` in DescribeAcls order; ``outside`` the live bindings no
-    scope owns (their order too)."""
+    scope owns, in the order they were given (a listing's is DescribeAcls order; sorting
+    every binding of a large store is what a plan would spend most on)."""
 
     to_add: tuple[AclBinding, ...]
     to_remove: tuple[AclBinding, ...]
@@ -39,7 +40,7 @@ def reconcile(desired: Iterable[AclBinding], scope: Scope, live: Iterable[AclBin
     return Reconciliation(
         to_add=tuple(sorted(wanted - inside)),
         to_remove=tuple(sorted(inside - wanted)),
-        outside=tuple(sorted(outside)),
+        outside=tuple(outside),
         live_in_scope=len(inside),
     )
 

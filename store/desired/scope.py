@@ -51,6 +51,14 @@ class Scope:
         prefixes = self._by_type.get(binding.pattern.resource_type)
         return prefixes is not None and binding.pattern.name.startswith(prefixes)
 
+    def owns_pattern(self, resource_type: ResourceType, name: str) -> bool:
+        """Every binding of this pattern is in the scope, whatever its principal (everything,
+        or a resource prefix matches); else only those of the scope's principals are."""
+        if self.everything:
+            return True
+        prefixes = self._by_type.get(resource_type)
+        return prefixes is not None and name.startswith(prefixes)
+
     def union(self, other: Scope) -> Scope:
         return Scope(
             everything=self.everything or other.everything,

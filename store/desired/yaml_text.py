@@ -9,24 +9,44 @@ of a mapping used to merge (``<<``).  Pure: text in, values out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, NamedTuple
 
 import yaml
 
 from store.desired.errors import AclsFileError
 
-try:  # libyaml's composer, where PyYAML was built with it
-    _Loader: type[Any] = yaml.CSafeLoader
+try:  # libyaml's parser and composer, where PyYAML was built with it
+    _Base: type[Any] = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - a PyYAML without libyaml
-    _Loader = yaml.SafeLoader
+    _Base = yaml.SafeLoader
+
+_STR: Final = "tag:yaml.org,2002:str"
+_WORDS: Final = ("yes", "no", "true", "false", "on", "off", "null")
+_MAYBE_NOT_TEXT: Final = frozenset(v for w in _WORDS for v in (w, w.title(), w.upper())) | {"~"}
+_NOT_TEXT_START: Final = frozenset("0123456789+-.<=~")
+
+
+class _Loader(_Base):  # type: ignore[misc]
+    """The safe loader, with a fast answer for the plain scalars that can only be text.
+
+    YAML 1.1's implicit tags (int, float, bool, null, timestamp, merge, value) are regular
+    expressions tried on every plain scalar, in Python, from libyaml's composer: most of the
+    time of reading a large file.  A scalar that starts with none of their first characters and
+    is none of their words is text; everything else goes to PyYAML's resolver as before."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and (
+            not implicit[0] or (value and value[0] not in _NOT_TEXT_START and value not in _MAYBE_NOT_TEXT)
+        ):
+            return _STR
+        return super().resolve(kind, value, implicit)
+
 
 _TRUE = frozenset({"true", "yes", "on"})
 _FALSE = frozenset({"false", "no", "off"})
 
 
-@dataclass(frozen=True, slots=True)
-class Located:
+class Located(NamedTuple):
     """A value of the file and the line it starts on (1-based)."""
 
     value: Any
@@ -53,7 +73,10 @@ def parse_yaml(text: str, source: str) -> Located:
 
 def _located(node: yaml.Node, source: str) -> Located:
     line = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
+    cls = node.__class__
+    if cls is yaml.ScalarNode:
+        return Located(node.value if node.tag == _STR else _scalar(node), line)
+    if cls is yaml.MappingNode:
         out: dict[str, Located] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
@@ -70,7 +93,7 @@ def _located(node: yaml.Node, source: str) -> Located:
                 )  # fmt: skip
             out[key] = _located(value_node, source)
         return Located(out, line)
-    if isinstance(node, yaml.SequenceNode):
+    if cls is yaml.SequenceNode:
         return Located([_located(item, source) for item in node.value], line)
     return Located(_scalar(node), line)
 

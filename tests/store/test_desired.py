@@ -202,3 +202,41 @@ def test_several_files_are_the_union_of_their_scopes_and_bindings() -> None:
     assert d.bindings == a.bindings | p.bindings
     assert d.scope.contains(b(T, "anything", LIT, "User:pay", Op.WRITE))
     assert d.declared_at(b(T, "pay", LIT, "User:pay", Op.READ)) == "pay.yaml:6"
+
+
+def test_kafka_acls_like_resource_keys_are_the_resources_they_name() -> None:
+    short = load_acls_text(
+        "version: 1\nscope: {all: true}\nacls:\n"
+        "  - principals: [User:a]\n    operations: [WRITE]\n"
+        "    topics: [t1, t2]\n    topicPrefixes: [p.]\n    transactionalIdPrefixes: [tx-]\n"
+        "  - principals: [User:a]\n    operations: [READ]\n    groups: [g]\n    groupPrefixes: [gp]\n"
+        "  - principals: [User:a]\n    operations: [ALTER]\n    cluster: true\n",
+        "short.yaml",
+    )
+    x = ResourceType.TRANSACTIONAL_ID
+    assert short.bindings == {
+        b(T, "t1", LIT, "User:a", Op.WRITE), b(T, "t2", LIT, "User:a", Op.WRITE),
+        b(T, "p.", PRE, "User:a", Op.WRITE), b(x, "tx-", PRE, "User:a", Op.WRITE),
+        b(G, "g", LIT, "User:a", Op.READ), b(G, "gp", PRE, "User:a", Op.READ),
+        b(C, "kafka-cluster", LIT, "User:a", Op.ALTER),
+    }  # fmt: skip
+    assert short.lines[b(T, "t2", LIT, "User:a", Op.WRITE)] == 6
+    with pytest.raises(AclsFileError, match=r"n.yaml:4: acls\[0\]: no resource; give at least one of"):
+        load_acls_text("version: 1\nscope: {all: true}\nacls:\n  - principals: [User:a]\n"
+                       "    operations: [READ]\n", "n.yaml")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "scalar",
+    ["x", "tea", "team1.app", "User:bob", "'1'", '"true"', "1", "-1", "0x1f", "1_000", ".5", "1e3",
+     "true", "Yes", "off", "null", "~", "", "2020-01-01", "<<", "=", ".inf", "y", "n", "NO"],
+)  # fmt: skip
+def test_the_fast_resolver_reads_every_scalar_as_pyyaml_does(scalar: str) -> None:
+    import yaml
+
+    from store.desired.yaml_text import _Loader
+
+    text = f"k: {scalar}\n"
+    theirs = yaml.compose(text, Loader=yaml.SafeLoader).value[0][1].tag
+    ours = yaml.compose(text, Loader=_Loader).value[0][1].tag
+    assert ours == theirs
