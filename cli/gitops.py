@@ -68,8 +68,9 @@ def log(message: str) -> None:
 
 def add_files_option(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     parser.add_argument(
-        "-f", "--file", dest="files", action="append", type=Path, required=required, metavar="FILE",
-        help="a desired-state ACL file (schemas/acls-file.v1.schema.json); repeatable",
+        "-f", "--file", dest="files", action="extend", nargs="+", type=Path, required=required,
+        metavar="FILE", help="desired-state ACL files (schemas/acls-file.v1.schema.json): -f a.yaml "
+        "b.yaml or -f a.yaml -f b.yaml",
     )  # fmt: skip
 
 

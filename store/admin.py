@@ -146,7 +146,8 @@ def _change_json(c: Change) -> dict[str, object]:
 
 def _change_text(c: Change) -> str:
     j = _change_json(c)
-    when = datetime.fromtimestamp(int(str(j["timeMs"])) / 1000, tz=UTC).isoformat(timespec="seconds")
+    moment = datetime.fromtimestamp(int(str(j["timeMs"])) / 1000, tz=UTC)
+    when = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
     who = j["actor"] or "an unknown actor (a tombstone)"
     return f"{j['binding']} {j['change']} by {who} at offset {c.offset} ({when})"
 
