@@ -5,7 +5,9 @@ One ``/v1/acls/alter`` request (so the change lands at one offset), guarded by t
 offset: the node refuses it (409) if a binding in the scope was created or deleted after that
 offset, naming what changed, who changed it and when, and writes nothing.  A plan with no
 change sends nothing, so applying twice is a no-op the second time.  The node records the
-caller (the ``--command-config`` credential) as the actor of every event.
+caller (the ``--command-config`` credential) as the actor of every event, and ``--reference``
+(a commit id) as the read-only setting ``acl.change.reference`` written in the same batch, with
+the same request id and actor.
 """
 
 from __future__ import annotations
@@ -79,8 +81,9 @@ def apply(args: argparse.Namespace) -> int:
                 "of each; split the change over files with narrower scopes"
             )
         answer = client.alter_acls(
-            creates=add, deletes=removal_filters(remove), scope=scope, if_scope_unchanged_since=offset
-        )
+            creates=add, deletes=removal_filters(remove), scope=scope, if_scope_unchanged_since=offset,
+            reference=args.reference,
+        )  # fmt: skip
     failed = [(str(r.binding), r.error) for r in answer.create_results if r.error is not None]
     failed += [(str(r.filter), r.error) for r in answer.delete_results if r.error is not None]
     for item, error in failed:
@@ -118,5 +121,10 @@ def add_parser(commands: Any) -> None:
     exit_one_on_option_errors(parser)
     add_files_option(parser, required=False)
     parser.add_argument("--plan", type=Path, metavar="PLANFILE", help="a plan saved by plan --out")
+    parser.add_argument(
+        "--reference", metavar="REF",
+        help="a commit id or ticket, written with the changes (setting acl.change.reference, same "
+        "request id and actor)",
+    )  # fmt: skip
     add_client_options(parser)
     parser.set_defaults(handler=apply)

@@ -67,13 +67,16 @@ class Drift:
     binding: AclBinding
     origin: Origin | None
     declared_at: str | None
+    reference: str | None = None
+    """The ``apply --reference`` of the batch that made it so, if it named one."""
 
     def json(self) -> dict[str, Any]:
         o = self.origin
         return {
             "kind": self.kind, "binding": binding_json(self.binding),
             "offset": None if o is None else o.offset, "actor": None if o is None else o.actor,
-            "time": None if o is None else format_time(o.when_ms), "declaredAt": self.declared_at,
+            "time": None if o is None else format_time(o.when_ms), "reference": self.reference,
+            "declaredAt": self.declared_at,
         }  # fmt: skip
 
     def text(self) -> str:
@@ -84,6 +87,8 @@ class Drift:
             verb = "deleted" if self.kind == "missing" else "created"
             who = o.actor or "an unknown actor (a tombstone)"
             why = f"{verb} by {who} at offset {o.offset} ({format_time(o.when_ms)})"
+            if self.reference:
+                why += f", reference {self.reference}"
         at = f"  [{self.declared_at}]" if self.declared_at else ""
         return f"{self.kind.upper():<10} {ac.binding_text(self.binding)}  {why}{at}"
 
@@ -91,9 +96,12 @@ class Drift:
 def drifts(desired: DesiredState, state: Attribution) -> list[Drift]:
     """Every drift of the state from the files: in scope first (undeclared, missing), then outside."""
     r = reconcile(desired.bindings, desired.scope, state.live)
-    out = [Drift("undeclared", b, state.live[b], None) for b in r.to_remove]
-    out += [Drift("missing", b, state.deleted.get(b), desired.declared_at(b)) for b in r.to_add]
-    out += [Drift("outside", b, state.live[b], None) for b in r.outside]
+    live, deleted, ref = state.live, state.deleted, state.reference_of
+    out = [Drift("undeclared", b, live[b], None, ref(live[b])) for b in r.to_remove]
+    out += [
+        Drift("missing", b, deleted.get(b), desired.declared_at(b), ref(deleted.get(b))) for b in r.to_add
+    ]
+    out += [Drift("outside", b, live[b], None, ref(live[b])) for b in r.outside]
     return out
 
 
@@ -101,12 +109,13 @@ def drift_of(desired: DesiredState, state: Attribution, b: AclBinding) -> Drift 
     """The drift of one binding now (None: none): what a watch recomputes for each change."""
     live = state.live.get(b)
     if not desired.scope.contains(b):
-        return None if live is None else Drift("outside", b, live, None)
+        return None if live is None else Drift("outside", b, live, None, state.reference_of(live))
     declared = b in desired.bindings
     if live is not None and not declared:
-        return Drift("undeclared", b, live, None)
+        return Drift("undeclared", b, live, None, state.reference_of(live))
     if live is None and declared:
-        return Drift("missing", b, state.deleted.get(b), desired.declared_at(b))
+        gone = state.deleted.get(b)
+        return Drift("missing", b, gone, desired.declared_at(b), state.reference_of(gone))
     return None
 
 
@@ -260,8 +269,9 @@ def _revert(
     add = [d.binding for d in in_scope if d.kind == "missing"]
     try:
         answer = client.alter_acls(
-            creates=add, deletes=removal_filters(remove), scope=desired.scope, if_scope_unchanged_since=offset
-        )
+            creates=add, deletes=removal_filters(remove), scope=desired.scope,
+            if_scope_unchanged_since=offset, reference=args.reference or f"drift revert at offset {offset}",
+        )  # fmt: skip
     except Exception as exc:  # the node refused (the scope moved on, or no right): say so, go on
         log(f"revert refused: {getattr(exc, 'message', exc)}; the drift stays reported")
         return
@@ -317,6 +327,7 @@ def add_parser(commands: Any) -> None:
     w("--alerts", type=Path, metavar="FILE", help="append each alert as a JSON line")
     w("--metrics-file", type=Path, metavar="FILE", help="rewrite Prometheus text metrics here")
     w("--alert-outside", action="store_true", help="alert on bindings outside every scope too")
+    w("--reference", metavar="REF", help="the reference a revert records (default: drift revert at offset N)")
     w("--revert", action="store_true",
       help="write the revert of each drift in scope through the node (--store, credential)")  # fmt: skip
     add_client_options(parser)

@@ -40,12 +40,19 @@ from store.desired.errors import ScopeChangedError
 from store.desired.scope import Scope
 from store.downgrade import DowngradeAnalyst, DowngradeVerdict, analyse_downgrade
 from store.errors import ClusterAuthorizationError, InvalidRequestError, StoreError
-from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
+from store.events import (
+    CONFIG_EVENT_MIN_READER_VERSION,
+    AclCreated,
+    AclDeleted,
+    ChangeEvent,
+    ConfigAltered,
+)
 from store.fold import Change, ChangeKind, FoldPolicy, TooNewEvents, fold_record
 from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogUnavailableError
 from store.principal import KafkaPrincipal
 from store.projection import AclStoreState
 from store.settings import (
+    CHANGE_REFERENCE_CONFIG,
     FORMAT_DOWNGRADE_FORCED_CONFIG,
     FORMAT_VERSION_CONFIG,
     AlterConfigPolicy,
@@ -131,6 +138,22 @@ class AlterConfigsResult:
 
 def _remaining(deadline: float) -> float:
     return max(0.01, deadline - time.monotonic())
+
+
+MAX_REFERENCE_LENGTH = 1024
+
+
+def _check_reference(reference: str, finalized: int) -> None:
+    if finalized < CONFIG_EVENT_MIN_READER_VERSION:
+        raise InvalidRequestError(
+            f"a reference is written as a setting, which needs acl.format.version "
+            f"{CONFIG_EVENT_MIN_READER_VERSION} (finalized: {finalized}); leave the reference out"
+        )
+    if not reference.strip() or len(reference) > MAX_REFERENCE_LENGTH:
+        raise InvalidRequestError(
+            f"reference {reference[:80]!r}: give 1 to {MAX_REFERENCE_LENGTH} characters (a commit "
+            "id, a ticket), or no reference"
+        )
 
 
 def _change_json(c: Change) -> dict[str, object]:
@@ -412,6 +435,7 @@ class AclAdmin:
         timeout: float | None = None,
         scope: Scope | None = None,
         if_scope_unchanged_since: int | None = None,
+        reference: str | None = None,
     ) -> AlterAclsResult:
         """DeleteAcls, CreateAcls and AlterConfigs in one request, appended as ONE batch (one
         request id, one offset), so no reader ever sees the state halfway (a restore).
@@ -428,6 +452,10 @@ class AclAdmin:
         offset: :class:`ScopeChangedError` names each change, its actor and time.  The check
         reads the log under this admin's lock, so no write can slip in between the check and
         the append: optimistic concurrency on the log.
+
+        ``reference`` (a commit id, a ticket) is written, when the batch changes any binding, as
+        the read-only setting ``acl.change.reference`` in the same batch (same request id and
+        actor), so the history ties every change of the batch to it.
         """
         with self._lock:
             deadline = self._deadline(timeout)
@@ -451,6 +479,12 @@ class AclAdmin:
                 )
                 for n in changed
             ]
+            if reference is not None and (deletions or creations):
+                _check_reference(reference, self.state.settings.format_version)
+                settings.append(
+                    ConfigAltered(name=CHANGE_REFERENCE_CONFIG, value=reference, actor=principal,
+                                  request_id=request_id, time_ms=now)
+                )  # fmt: skip
             events: list[ChangeEvent | tuple[bytes, None]] = [*deletions, *creations, *settings]
             offsets = self._append(events, deadline) if events else []
             return AlterAclsResult(

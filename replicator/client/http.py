@@ -247,13 +247,14 @@ class StoreClient:
         configs: Mapping[str, str | None] | None = None,
         scope: Scope | None = None,
         if_scope_unchanged_since: int | None = None,
+        reference: str | None = None,
     ) -> AlterAclsAnswer:
         """Deletes, creates and settings written as one batch, at one offset; with ``scope``
         and ``if_scope_unchanged_since``, only if no binding in scope changed after that offset
         (else StoreClientError with status 409 naming each change)."""
         request = AlterAclsRequest(
             deletes=list(deletes), creates=list(creates), configs=dict(configs or {}),
-            scope=scope, if_scope_unchanged_since=if_scope_unchanged_since,
+            scope=scope, if_scope_unchanged_since=if_scope_unchanged_since, reference=reference,
         )
         return self.send(endpoints.ALTER_ACLS, request)
 

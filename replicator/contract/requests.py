@@ -409,6 +409,12 @@ class AlterAclsRequest(Message):
         "each change, its actor and time.",
     )  # fmt: skip
 
+    reference: str | None = wire(
+        NULLABLE_TEXT, default=None,
+        description="A reference (a commit id, a ticket) written with the changes as the read-only "
+        "setting acl.change.reference, in the same batch (same request id and actor).",
+    )  # fmt: skip
+
     def check(self, path: str) -> None:
         if not (self.deletes or self.creates or self.configs):
             raise BadRequestError("alter_acls needs at least one of deletes, creates or configs")

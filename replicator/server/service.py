@@ -435,7 +435,7 @@ class SidecarService:
         result = self.admin.alter_acls(
             deletes=body.deletes, creates=valid, configs=body.configs or None, actor=actor,
             host=request.address, scope=body.scope,
-            if_scope_unchanged_since=body.if_scope_unchanged_since,
+            if_scope_unchanged_since=body.if_scope_unchanged_since, reference=body.reference,
         )  # fmt: skip
         return Response.json(answers.alter_acls_answer(body.creates, result))
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from store.acl import AclBinding
 from store.fold import Change, ChangeKind
 from store.replay import replay_one
+from store.settings import CHANGE_REFERENCE_CONFIG
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,7 @@ class Origin:
     timestamp_ms: int
     actor: str | None
     time_ms: int | None
+    request_id: str | None = None
 
     @classmethod
     def of(cls, change: Change) -> Origin:
@@ -35,6 +37,7 @@ class Origin:
             timestamp_ms=change.timestamp_ms,
             actor=None if event is None else event.actor,
             time_ms=None if event is None else event.time_ms,
+            request_id=None if event is None else event.request_id,
         )
 
     @property
@@ -48,7 +51,15 @@ class Attribution:
     def __init__(self) -> None:
         self.live: dict[AclBinding, Origin] = {}
         self.deleted: dict[AclBinding, Origin] = {}
+        self.references: dict[str, str] = {}
+        """Request id -> the ``acl.change.reference`` its batch wrote (``apply --reference``)."""
         self.next_offset = 0
+
+    def reference_of(self, origin: Origin | None) -> str | None:
+        """The reference the batch of ``origin`` named, if any."""
+        if origin is None or origin.request_id is None:
+            return None
+        return self.references.get(origin.request_id)
 
     @property
     def offset(self) -> int:
@@ -84,7 +95,8 @@ class Attribution:
             self.deleted[binding] = Origin.of(at)
 
     def alter_config(self, name: str, value: str | None, at: Change) -> None:
-        return None
+        if name == CHANGE_REFERENCE_CONFIG and value is not None and at.event is not None:
+            self.references[at.event.request_id] = value
 
     def pass_over(self, at: Change) -> None:
         return None

@@ -42,3 +42,24 @@ def test_one_binding_at_a_time_is_the_whole_state(seed: int) -> None:
     expected |= {("missing", b) for b in declared - live}
     expected |= {("outside", b) for b in live if not scope.contains(b)}
     assert whole == expected
+
+
+def test_a_change_carries_the_reference_its_batch_wrote() -> None:
+    from store.codec import event_key
+    from store.events import AclCreated, ConfigAltered
+    from store.fold import change_of_event
+    from store.log.base import LogRecord
+
+    b = _binding(random.Random(1))
+    batch = [
+        AclCreated(binding=b, actor="User:ci", request_id="r1", time_ms=5),
+        ConfigAltered(
+            name="acl.change.reference", value="abc123", actor="User:ci", request_id="r1", time_ms=5
+        ),
+    ]
+    state = Attribution()
+    state.apply(change_of_event(LogRecord(i, event_key(e), None, 5), e) for i, e in enumerate(batch))
+    assert state.reference_of(state.live[b]) == "abc123"
+    other = AclCreated(binding=_binding(random.Random(2)), actor="User:x", request_id="r2", time_ms=6)
+    state.apply([change_of_event(LogRecord(2, event_key(other), None, 6), other)])
+    assert state.reference_of(state.live[other.binding]) is None

@@ -22,6 +22,7 @@ from replicator.contract.bindings import binding_from_json
 from replicator.server.node import Node
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from store.desired import ResourcePrefix, Scope, export_text
+from store.events import ConfigAltered
 
 T, G = ResourceType.TOPIC, ResourceType.GROUP
 ALLOW, DENY = AclPermissionType.ALLOW, AclPermissionType.DENY
@@ -125,14 +126,17 @@ def test_plan_apply_drift_end_to_end(flow: Flow, tmp_path: Path, capsys: pytest.
     code, out, err = run_cli(node, capsys, f"plan -f {path} --deny-widen")
     assert code == 1 and "--deny-widen refuses" in err and "Plan: 4 to add, 1 to remove" in out
 
-    code, out, err = run_cli(node, capsys, f"apply --plan {tmp_path / 'p.json'} --format json")
+    code, out, err = run_cli(
+        node, capsys, f"apply --plan {tmp_path / 'p.json'} --format json --reference abc123"
+    )
     assert code == 0, err
     applied = json.loads(out)
     assert flow.live() == after
-    assert applied["recordsWritten"] == 5
+    assert applied["recordsWritten"] == 6  # 5 bindings and the reference
     events = log_events(node, doc["offset"] + 1)
     assert {e["offset"] for e in events} <= set(range(doc["offset"] + 1, applied["offset"] + 1))
     assert {e["actor"] for e in events} == {ADMIN} and len({e["requestId"] for e in events}) == 1
+    assert [e["reference"] for e in events if e["reference"] is not None] == ["abc123"]
 
     code, out, _ = run_cli(node, capsys, f"apply -f {path}")  # twice: a no-op
     assert code == 0 and out.startswith("No changes") and flow.live() == after
@@ -151,7 +155,11 @@ def test_plan_apply_drift_end_to_end(flow: Flow, tmp_path: Path, capsys: pytest.
     assert code == 2, err
     report = json.loads(out)
     [undeclared] = report["undeclared"]
-    assert (undeclared["actor"], undeclared["offset"]) == ("User:mallory", sneaked)
+    assert (undeclared["actor"], undeclared["offset"], undeclared["reference"]) == (
+        "User:mallory",
+        sneaked,
+        None,
+    )
     [missing] = report["missing"]
     assert (missing["actor"], missing["offset"]) == (
         "User:mallory",
@@ -181,7 +189,11 @@ def log_events(node: Node, since: int) -> list[dict[str, Any]]:
         for change in fold_records(records):
             if change.event is not None:
                 e = change.event
-                out.append({"offset": change.offset, "actor": e.actor, "requestId": e.request_id})
+                reference = (
+                    e.value if isinstance(e, ConfigAltered) and e.name == "acl.change.reference" else None
+                )
+                out.append({"offset": change.offset, "actor": e.actor, "requestId": e.request_id,
+                            "reference": reference})  # fmt: skip
         offset = records[-1].offset + 1 if records else offset
     return out
 

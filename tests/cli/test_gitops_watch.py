@@ -150,5 +150,7 @@ def test_revert_writes_its_own_event_and_says_so(node: Node, applied: Path) -> N
         actors = {(c.offset, c.event.actor) for c in changes(node) if c.event is not None}
         assert (offset, "User:mallory") in actors
         assert {a for o, a in actors if o > offset + 2 and o <= revert_at} == {"User:admin"}
+        references = [c.config_value for c in changes(node) if c.config_name == "acl.change.reference"]
+        assert references[-1].startswith("drift revert at offset ")
     finally:
         w.stop()
