@@ -6,7 +6,10 @@ was computed at (:mod:`cli.gitops`).  Exit 0 no change, 2 changes, 1 error (Terr
 ``-detailed-exitcode``); ``--format json`` prints one stable document (:mod:`cli.present.gitops`)
 and nothing else on stdout; ``--out FILE`` saves it for ``aclstore apply --plan FILE``;
 ``--deny-widen`` exits 1 when access would widen (a review rule: widening needs a second
-approver).
+approver).  ``--store URL2`` plans against another node (promotion from one environment to the
+next); ``--at T`` or ``--at-offset N`` against a past point, read from the history archive
+(``aclstore history archive``) and the log's tail (disaster recovery: what would these files
+change compared with then?).  A plan against a past point cannot be saved or applied.
 """
 
 from __future__ import annotations
@@ -21,14 +24,21 @@ from cli.access_output import delta_text
 from cli.common import FAILURE_EXIT, add_client_options, exit_one_on_option_errors, store_client
 from cli.gitops import (
     CHANGES_EXIT,
+    Plan,
+    PlanError,
     add_files_option,
     compute_plan,
     exit_one_on_errors,
     log,
     read_desired,
 )
+from cli.history import add_archive_options, offset_arg, time_arg
 from cli.output import print_json
 from cli.present.gitops import plan_document, plan_lines
+from store.access_diff import AclState, change_diff
+from store.authorizer import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG
+from store.desired import DesiredState, apply_reconciliation, reconcile
+from store.principal import SUPER_USERS_CONFIG, parse_super_users
 
 
 def write_plan(path: Path, document: dict[str, Any]) -> None:
@@ -38,12 +48,38 @@ def write_plan(path: Path, document: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def plan_at(args: argparse.Namespace, desired: DesiredState) -> tuple[Plan, dict[str, Any]]:
+    """The files against the state of a past point (``--at T`` or ``--at-offset N``), read from
+    the history archive and the log's tail; the access diff computed here, by the same engine
+    the node's dry run runs (:func:`store.access_diff.change_diff`)."""
+    from cli.history import archive_location, history_archive
+
+    snapshot = history_archive(args).snapshot(at_ms=args.at, offset=args.at_offset)
+    then = set(snapshot.bindings)
+    r = reconcile(desired.bindings, desired.scope, then)
+    super_users = parse_super_users(snapshot.settings.get(SUPER_USERS_CONFIG, ""))
+    everyone = snapshot.settings.get(ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG, "false").strip().lower() == "true"
+    diff = change_diff(
+        AclState.of(then, super_users, everyone),
+        AclState.of(apply_reconciliation(then, r), super_users, everyone),
+    )
+    computed = Plan(desired, r, snapshot.offset, snapshot.offset, diff.widened, diff.narrowed)
+    document = plan_document(computed, f"history of {archive_location(args)}")
+    document["at"] = {"offset": snapshot.offset, "timeMs": snapshot.time_ms}
+    return computed, document
+
+
 @exit_one_on_errors
 def plan(args: argparse.Namespace) -> int:
     desired = read_desired(args.files)
-    with store_client(args) as client:
-        computed = compute_plan(client, desired)
-        document = plan_document(computed, client.config.url)
+    if args.at is not None or args.at_offset is not None:
+        if args.out is not None:
+            raise PlanError("a plan against a past point (--at) cannot be applied: leave out --out")
+        computed, document = plan_at(args, desired)
+    else:
+        with store_client(args) as client:
+            computed = compute_plan(client, desired)
+            document = plan_document(computed, client.config.url)
     if args.out is not None:
         write_plan(args.out, document)
         log(f"plan saved to {args.out}: apply it with `aclstore apply --plan {args.out}`")
@@ -74,4 +110,11 @@ def add_parser(commands: Any) -> None:
     add_client_options(parser)
     parser.add_argument("--out", type=Path, metavar="PLANFILE", help="save the plan (JSON) for apply --plan")
     parser.add_argument("--deny-widen", action="store_true", help="exit 1 when the plan would widen access")
+    when = parser.add_argument_group("a past point (environments, disaster recovery)")
+    at = when.add_mutually_exclusive_group()
+    at.add_argument(
+        "--at", type=time_arg, metavar="T", help="plan against the state at time T (ISO-8601 or epoch ms)"
+    )
+    at.add_argument("--at-offset", type=offset_arg, metavar="N", help="...at log offset N")
+    add_archive_options(parser)
     parser.set_defaults(handler=plan)
