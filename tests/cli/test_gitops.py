@@ -137,6 +137,8 @@ def test_plan_apply_drift_end_to_end(flow: Flow, tmp_path: Path, capsys: pytest.
     assert {e["offset"] for e in events} <= set(range(doc["offset"] + 1, applied["offset"] + 1))
     assert {e["actor"] for e in events} == {ADMIN} and len({e["requestId"] for e in events}) == 1
     assert [e["reference"] for e in events if e["reference"] is not None] == ["abc123"]
+    code, out, _ = run_cli(node, capsys, "configs --describe")
+    assert code == 0 and "acl.change.reference=abc123" in out.replace(" ", ""), out
 
     code, out, _ = run_cli(node, capsys, f"apply -f {path}")  # twice: a no-op
     assert code == 0 and out.startswith("No changes") and flow.live() == after
