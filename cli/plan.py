@@ -29,15 +29,20 @@ from cli.gitops import (
     add_files_option,
     compute_plan,
     exit_one_on_errors,
+    list_bindings,
     log,
     read_desired,
 )
 from cli.history import add_archive_options, offset_arg, time_arg
 from cli.output import print_json
-from cli.present.gitops import plan_document, plan_lines
+from cli.present.gitops import flip_json, plan_document, plan_lines, replay_lines
+from cli.present.timeparse import TimeParseError, since_arg
+from replicator.client import StoreClient
 from store.access_diff import AclState, change_diff
-from store.authorizer import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG
+from store.acl import ANY_FILTER
+from store.authorizer import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG, AuthorizerConfig
 from store.desired import DesiredState, apply_reconciliation, reconcile
+from store.desired.replay import replay
 from store.principal import SUPER_USERS_CONFIG, parse_super_users
 
 
@@ -69,6 +74,45 @@ def plan_at(args: argparse.Namespace, desired: DesiredState) -> tuple[Plan, dict
     return computed, document
 
 
+REPLAY_COVERAGE = (
+    "every denial is audited; allows only by sample (the node's --audit-allow-sample-rate) and "
+    "each binding's first ALLOWED decision of every hour, so requests seen only as allowed are "
+    "undercounted, and an allowed request never sampled in the window is missing"
+)
+
+
+def _since(text: str) -> int:
+    try:
+        return since_arg(text)
+    except TimeParseError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message}; or a duration: 7d, 24h, 30m, 90s") from exc
+
+
+def replay_seen(args: argparse.Namespace, client: StoreClient, computed: Plan) -> dict[str, Any]:
+    """``--replay-since``: the requests of the audit trail since then, decided over the live
+    state and over the planned one; those that flip, with how often they were seen."""
+    from cli.audit import audit_table_location
+    from cli.history import spark_session
+    from jobs.audit.job import decisions_path
+    from jobs.audit.replay import seen_requests
+
+    since = args.replay_since
+    spark = spark_session(args)
+    seen = seen_requests(spark.read.format("delta").load(decisions_path(audit_table_location(args))), since)
+    live, _, _ = list_bindings(client, [ANY_FILTER])
+    settings = {e.name: e.value for e in client.describe_configs().configs}
+    config = AuthorizerConfig.of(
+        parse_super_users(settings.get(SUPER_USERS_CONFIG, "")),
+        settings.get(ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG, "false").strip().lower() == "true",
+    )
+    flips = replay(seen, live, apply_reconciliation(live, computed.reconciliation), config)
+    return {
+        "sinceMs": since, "requestsSeen": len(seen), "auditedDecisions": sum(r.count for r in seen),
+        "coverage": REPLAY_COVERAGE,
+        "flips": [flip_json(f) for f in flips],
+    }  # fmt: skip
+
+
 @exit_one_on_errors
 def plan(args: argparse.Namespace) -> int:
     desired = read_desired(args.files)
@@ -80,6 +124,8 @@ def plan(args: argparse.Namespace) -> int:
         with store_client(args) as client:
             computed = compute_plan(client, desired)
             document = plan_document(computed, client.config.url)
+            if args.replay_since is not None:
+                document["replay"] = replay_seen(args, client, computed)
     if args.out is not None:
         write_plan(args.out, document)
         log(f"plan saved to {args.out}: apply it with `aclstore apply --plan {args.out}`")
@@ -88,6 +134,9 @@ def plan(args: argparse.Namespace) -> int:
     else:
         for line in plan_lines(computed):
             print(line)
+        if "replay" in document:
+            for line in replay_lines(document["replay"]):
+                print(line)
     if args.deny_widen and computed.widened:
         log(
             f"error: the plan widens access ({len(computed.widened)} set(s), e.g. "
@@ -117,4 +166,12 @@ def add_parser(commands: Any) -> None:
     )
     at.add_argument("--at-offset", type=offset_arg, metavar="N", help="...at log offset N")
     add_archive_options(parser)
+    replayed = parser.add_argument_group("recent traffic")
+    replayed.add_argument(
+        "--replay-since", metavar="SINCE", type=_since,
+        help="replay the audited requests since SINCE (7d, 24h, 30m, or a time) against the plan",
+    )  # fmt: skip
+    replayed.add_argument(
+        "--table", metavar="URI", help="the audit decisions table (default: <data-dir>/audit-table)"
+    )
     parser.set_defaults(handler=plan)

@@ -15,9 +15,11 @@ from typing import Any, Final
 from cli import acl_command as ac
 from cli.access_output import delta_json, diff_lines
 from cli.gitops import Plan
+from cli.present.timeparse import format_time
 from replicator.contract.bindings import binding_json
 from replicator.contract.scope import scope_json
 from store.access_diff import AccessDiff
+from store.desired.replay import Flip
 
 PLAN_KIND: Final = "aclstore.plan"
 PLAN_FORMAT: Final = 1
@@ -64,3 +66,28 @@ def plan_lines(plan: Plan) -> Iterator[str]:
         yield f"  - {ac.binding_text(b)}  # live, not declared"
     yield from diff_lines(AccessDiff(plan.widened, plan.narrowed), "now", "after")
     yield f"(planned at log offset {plan.offset}; access judged at offset {plan.judged_at})"
+
+
+def flip_json(f: Flip) -> dict[str, Any]:
+    r = f.request
+    return {
+        "principal": r.principal, "host": r.host, "operation": r.operation.name,
+        "resourceType": r.resource_type.name, "resourceName": r.resource_name,
+        "audited": r.audited, "now": f.now, "planned": f.planned, "count": r.count,
+        "lastSeen": format_time(r.last_seen_ms),
+    }  # fmt: skip
+
+
+def replay_lines(replay: dict[str, Any]) -> Iterator[str]:
+    flips = replay["flips"]
+    yield (
+        f"Recent traffic since {format_time(replay['sinceMs'])}: {replay['requestsSeen']} distinct "
+        f"request(s) in {replay['auditedDecisions']} audited decision(s); {len(flips)} would flip"
+    )
+    for f in flips:
+        yield (
+            f"  {f['now']} -> {f['planned']}  {f['principal']} from {f['host']}: {f['operation']} "
+            f"{f['resourceType']} {f['resourceName']!r}  seen {f['count']} time(s) ({f['audited']}), "
+            f"last {f['lastSeen']}"
+        )
+    yield f"  coverage: {replay['coverage']}"
