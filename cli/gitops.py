@@ -111,7 +111,7 @@ def list_bindings(
     index snapshot; the offset of that snapshot, and how many listed bindings the scope left
     out.  Bindings are built only for what is kept: a plan over a tenth of a large store
     reads every ACL of the listed resource types, and building each is its main cost."""
-    listing = client.list_acls(filters)
+    listing = client.list_acls(filters, scope=scope)  # the node leaves out the rest
     out: list[AclBinding] = []
     left_out = 0
     for r in listing:

@@ -224,13 +224,15 @@ class StoreClient:
         return self.send(endpoints.DESCRIBE_ACLS, request)
 
     def list_acls(
-        self, filters: Sequence[AclBindingFilter] = (ANY_FILTER,), *, min_offset: int | None = None
-    ) -> AclListing:
+        self, filters: Sequence[AclBindingFilter] = (ANY_FILTER,), *, min_offset: int | None = None,
+        scope: Scope | None = None,
+    ) -> AclListing:  # fmt: skip
         """DescribeAcls of the union of ``filters``, streamed (``/v1/acls/list``): iterate the
         answer for its resources as they arrive, in DescribeAcls order; its ``offset`` is set
         once the whole listing has been read.  A listing that fails midway raises
-        StoreClientError from the iteration, never ends as a shorter one."""
-        request = ListAclsRequest(filters=list(filters), min_offset=min_offset)
+        StoreClientError from the iteration, never ends as a shorter one.  ``scope``: only the
+        bindings in that desired-state scope (filtered on the node)."""
+        request = ListAclsRequest(filters=list(filters), min_offset=min_offset, scope=scope)
         response, _ = self._exchange(
             endpoints.LIST_ACLS.method, endpoints.LIST_ACLS.path, request.to_json(), stream=True
         )

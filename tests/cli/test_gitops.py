@@ -307,3 +307,22 @@ def test_errors_exit_1_never_2(
         code = int(exc.code or 0)
         out, err = capsys.readouterr()
     assert code == 1 and out == "" and says in err
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_node_lists_exactly_a_scope(node: Node, seed: int) -> None:
+    rng = random.Random(100 + seed)
+    bindings = {random_binding(rng) for _ in range(80)}
+    scope = Scope(
+        principals=frozenset(rng.sample(["User:p1", "User:p2", "User:*"], rng.randint(0, 2))),
+        resource_prefixes=frozenset({ResourcePrefix(rng.choice([T, G]), rng.choice(["a", "b", ""]))}),
+    )
+    with admin_client(node) as client:
+        client.create_acls(sorted(bindings))
+        listing = client.list_acls(scope=scope)
+        listed = {
+            AclBinding.of(ResourceType[r.resource_type], r.name, PatternType[r.pattern_type], p, h,
+                          AclOperation[o], AclPermissionType[q])
+            for r in listing for p, h, o, q in r.acls
+        }  # fmt: skip
+    assert listed == {x for x in bindings if scope.contains(x)}
