@@ -40,10 +40,9 @@ from cli.present.timeparse import TimeParseError, since_arg
 from replicator.client import StoreClient
 from store.access_diff import AclState, change_diff
 from store.acl import ANY_FILTER
-from store.authorizer import ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG, AuthorizerConfig
 from store.desired import DesiredState, apply_reconciliation, reconcile
 from store.desired.replay import replay
-from store.principal import SUPER_USERS_CONFIG, parse_super_users
+from store.settings import StoreSettings
 
 
 def write_plan(path: Path, document: dict[str, Any]) -> None:
@@ -62,12 +61,9 @@ def plan_at(args: argparse.Namespace, desired: DesiredState) -> tuple[Plan, dict
     snapshot = history_archive(args).snapshot(at_ms=args.at, offset=args.at_offset)
     then = set(snapshot.bindings)
     r = reconcile(desired.bindings, desired.scope, then)
-    super_users = parse_super_users(snapshot.settings.get(SUPER_USERS_CONFIG, ""))
-    everyone = snapshot.settings.get(ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG, "false").strip().lower() == "true"
-    diff = change_diff(
-        AclState.of(then, super_users, everyone),
-        AclState.of(apply_reconciliation(then, r), super_users, everyone),
-    )
+    config = StoreSettings(dict(snapshot.settings)).authorizer_config()
+    settings = (config.super_users, config.allow_everyone_if_no_acl_found)
+    diff = change_diff(AclState.of(then, *settings), AclState.of(apply_reconciliation(then, r), *settings))
     computed = Plan(desired, r, snapshot.offset, snapshot.offset, diff.widened, diff.narrowed)
     document = plan_document(computed, f"history of {archive_location(args)}")
     document["at"] = {"offset": snapshot.offset, "timeMs": snapshot.time_ms}
@@ -100,11 +96,8 @@ def replay_seen(args: argparse.Namespace, client: StoreClient, computed: Plan) -
     spark = spark_session(args)
     seen = seen_requests(spark.read.format("delta").load(decisions_path(audit_table_location(args))), since)
     live, _, _ = list_bindings(client, [ANY_FILTER])
-    settings = {e.name: e.value for e in client.describe_configs().configs}
-    config = AuthorizerConfig.of(
-        parse_super_users(settings.get(SUPER_USERS_CONFIG, "")),
-        settings.get(ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG, "false").strip().lower() == "true",
-    )
+    settings = {e.name: e.value for e in client.describe_configs().configs if not e.is_default}
+    config = StoreSettings(settings).authorizer_config()
     flips = replay(seen, live, apply_reconciliation(live, computed.reconciliation), config)
     return {
         "sinceMs": since, "requestsSeen": len(seen), "auditedDecisions": sum(r.count for r in seen),
