@@ -87,21 +87,29 @@ def _since(text: str) -> int:
 def replay_seen(args: argparse.Namespace, client: StoreClient, computed: Plan) -> dict[str, Any]:
     """``--replay-since``: the requests of the audit trail since then, decided over the live
     state and over the planned one; those that flip, with how often they were seen."""
+    from pyspark.errors import AnalysisException
+
     from cli.audit import audit_table_location
     from cli.history import spark_session
     from jobs.audit.job import decisions_path
     from jobs.audit.replay import seen_requests
 
-    since = args.replay_since
     spark = spark_session(args)
-    seen = seen_requests(spark.read.format("delta").load(decisions_path(audit_table_location(args))), since)
+    table = decisions_path(audit_table_location(args))
+    try:
+        seen = seen_requests(spark.read.format("delta").load(table), args.replay_since)
+    except AnalysisException as exc:
+        raise PlanError(
+            f"no audit decisions table at {table} ({str(exc).splitlines()[0]}); fill it with "
+            "`aclstore audit run --once`, or name it with --table"
+        ) from exc
     live, _, _ = list_bindings(client, [ANY_FILTER])
     settings = {e.name: e.value for e in client.describe_configs().configs if not e.is_default}
     config = StoreSettings(settings).authorizer_config()
     flips = replay(seen, live, apply_reconciliation(live, computed.reconciliation), config)
     return {
-        "sinceMs": since, "requestsSeen": len(seen), "auditedDecisions": sum(r.count for r in seen),
-        "coverage": REPLAY_COVERAGE,
+        "sinceMs": args.replay_since, "requestsSeen": len(seen),
+        "auditedDecisions": sum(r.count for r in seen), "coverage": REPLAY_COVERAGE,
         "flips": [flip_json(f) for f in flips],
     }  # fmt: skip
 

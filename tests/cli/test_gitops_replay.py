@@ -92,3 +92,13 @@ def test_replay_lists_the_seen_requests_that_flip(
 
     code, out, _ = run_cli(node, capsys, f"plan -f {path} --replay-since 7d --data-dir {node.data_dir}")
     assert code == 2 and "2 would flip" in out and "coverage: every denial is audited" in out
+
+
+@pytest.mark.spark
+def test_replay_without_an_audit_table_says_how_to_make_one(
+    spark: Any, node: Node, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "orders.yaml"
+    path.write_text(FILE)
+    code, out, err = run_cli(node, capsys, f"plan -f {path} --replay-since 1d --data-dir {tmp_path / 'none'}")
+    assert code == 1 and out == "" and "no audit decisions table" in err and "audit run --once" in err
