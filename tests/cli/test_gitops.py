@@ -171,6 +171,21 @@ def test_plan_apply_drift_end_to_end(flow: Flow, tmp_path: Path, capsys: pytest.
     [out_of_scope] = report["outside"]
     assert binding_from_json(out_of_scope["binding"]) == outside and out_of_scope["actor"] == ADMIN
 
+    # the file no longer declares the producer role: its bindings, written by the apply, drift
+    # with the apply's actor and reference
+    path.write_text(
+        ORDERS.replace("roles: [producer]", "roles: [consumer]").replace(
+            "patternType: PREFIXED}",
+            "patternType: PREFIXED}\n      - {resourceType: GROUP, name: orders-app}",
+        )
+    )
+    code, out, err = run_cli(node, capsys, f"drift -f {path} {flow.log_args} --format json")
+    assert code == 2, err
+    produced = [d for d in json.loads(out)["undeclared"] if d["binding"]["principal"] == "User:orders-app"]
+    # producer's WRITE, DESCRIBE, CREATE less consumer's READ, DESCRIBE on the topic
+    assert {d["binding"]["operation"] for d in produced} == {"WRITE", "CREATE"}
+    assert {(d["actor"], d["reference"]) for d in produced} == {(ADMIN, "abc123")}
+
 
 def flow_offsets(node: Node) -> list[int]:
     with admin_client(node) as client:
