@@ -115,6 +115,11 @@ def test_plan_apply_drift_end_to_end(flow: Flow, tmp_path: Path, capsys: pytest.
     assert code == 2, err
     doc = json.loads(out)  # stdout is the document alone; the log line went to stderr
     assert "plan saved" in err and doc == json.loads((tmp_path / "p.json").read_text())
+    assert set(doc) == {  # the stable document a CI reads
+        "kind", "formatVersion", "store", "offset", "accessJudgedAt", "files", "scope", "changes",
+        "add", "remove", "widened", "narrowed", "counts",
+    }  # fmt: skip
+    assert (doc["kind"], doc["formatVersion"], doc["files"]) == ("aclstore.plan", 1, [str(path)])
     assert {binding_from_json(x) for x in doc["add"]} == DECLARED
     assert {binding_from_json(x) for x in doc["remove"]} == {stray}
     assert doc["offset"] == max(flow_offsets(node)) and doc["changes"] is True
