@@ -8,7 +8,8 @@ it, each deleted one with the change that deleted it.  It reports, with actor, o
 
 * ``undeclared``: live bindings in a file's scope that no file declares;
 * ``missing``: declared bindings that are not live (with the delete that removed them, while
-  the compacted log still holds it; never-created ones have none);
+  the compacted log still holds it, or with ``--history`` from the history archive, which
+  keeps it; never-created ones have none);
 * ``outside``: live bindings outside every scope, reported apart (no file owns them).
 
 Exit 0 no drift in scope, 2 drift, 1 error.  ``--watch`` keeps following the log: each new
@@ -28,7 +29,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -49,11 +50,13 @@ from cli.gitops import (
     removal_filters,
 )
 from cli.present.timeparse import format_time
+from cli.spark_connect import add_remote_option
 from replicator.contract.bindings import binding_json
 from store.acl import AclBinding
 from store.desired import DesiredState, reconcile
 from store.desired.attribution import Attribution, Origin
 from store.errors import InvalidConfigError
+from store.events import ACL_DELETED
 from store.fold import fold_records
 from store.log.base import ChangeLog
 
@@ -119,6 +122,25 @@ def drift_of(desired: DesiredState, state: Attribution, b: AclBinding) -> Drift 
     return None
 
 
+def from_history(args: argparse.Namespace, found: list[Drift]) -> list[Drift]:
+    """The missing bindings whose delete the compacted log no longer names (or names only by
+    its tombstone), with the delete the history archive kept: actor, offset, time."""
+    unknown = {
+        d.binding for d in found if d.kind == "missing" and (d.origin is None or d.origin.actor is None)
+    }
+    if not unknown:
+        return found
+    from cli.history import history_archive
+
+    last: dict[AclBinding, Origin] = {}
+    for e in history_archive(args).events().events:
+        if e.type == ACL_DELETED and e.binding in unknown and e.actor is not None:
+            last[e.binding] = Origin(e.offset, e.time_ms, e.actor, e.time_ms, e.request_id)
+    return [
+        replace(d, origin=last[d.binding]) if d.kind == "missing" and d.binding in last else d for d in found
+    ]
+
+
 def open_change_log(args: argparse.Namespace) -> ChangeLog:
     from store.log import EmbeddedChangeLog, KafkaChangeLog
 
@@ -163,6 +185,8 @@ def drift(args: argparse.Namespace) -> int:
         state = Attribution()
         catch_up(change_log, state)
         found = drifts(desired, state)
+        if args.history:
+            found = from_history(args, found)
         if not args.watch:
             _print_report(args, found, state.offset)
             return CHANGES_EXIT if any(d.kind != "outside" for d in found) else 0
@@ -320,6 +344,12 @@ def add_parser(commands: Any) -> None:
     a("--bootstrap-servers", help="read a Kafka topic as the log instead of the embedded one")
     a("--topic", help=f"the change-log topic (default: {DEFAULT_TOPIC}; needs --bootstrap-servers)")
     add_log_config_option(parser)
+    h = parser.add_argument_group("the history archive").add_argument
+    h("--history", action="store_true",
+      help="a missing binding's delete from the history archive when the log lost it")  # fmt: skip
+    h("--archive", metavar="URI", help="the history tables' location (default: <data-dir>/history)")
+    h("--master", default="local[2]", help="the Spark master (default: %(default)s)")
+    add_remote_option(parser)
     w = parser.add_argument_group("watching").add_argument
     w("--watch", action="store_true", help="keep following the log; alert on each new drift")
     w("--once", action="store_true", help="with --watch: alert on the drift now, then exit")

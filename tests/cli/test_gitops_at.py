@@ -87,3 +87,36 @@ def test_plan_against_a_past_offset_and_time(
         ]
     )
     assert code == 1 and "cannot be applied" in capsys.readouterr().err
+
+
+@pytest.mark.spark
+def test_drift_names_a_compacted_delete_from_the_history_archive(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from store.admin import AclAdmin
+    from store.log import EmbeddedChangeLog
+
+    data = tmp_path / "data"
+    with EmbeddedChangeLog(data / "log") as log:
+        admin = AclAdmin(log, super_users=["User:admin", "User:mallory"])
+        admin.create_acls([A, C], actor="User:admin")
+        deleted = admin.delete_acls([A.to_filter()], actor="User:mallory").offset - 1  # the AclDeleted
+        admin.create_acls([B], actor="User:admin")
+    assert cli.main(["history", "archive", "--once", "--data-dir", str(data)]) == 0
+    with EmbeddedChangeLog(data / "log") as log:  # the cleaner: A's records are gone from the log
+        assert log.compact(now_ms=2**62, min_compaction_lag_ms=0, delete_retention_ms=0) >= 3
+    capsys.readouterr()
+    path = tmp_path / "orders.yaml"
+    path.write_text(FILE)
+
+    def missing(*extra: str) -> dict[str, object]:
+        code = cli.main(["drift", "-f", str(path), "--data-dir", str(data), "--format", "json", *extra])
+        out, err = capsys.readouterr()
+        assert code == 2, err
+        [row] = json.loads(out)["missing"]
+        assert binding_from_json(row["binding"]) == A
+        return dict(row)
+
+    assert missing()["actor"] is None  # the log alone no longer knows
+    row = missing("--history")
+    assert (row["actor"], row["offset"]) == ("User:mallory", deleted)
