@@ -346,3 +346,34 @@ def test_the_node_lists_exactly_a_scope(node: Node, seed: int) -> None:
             for r in listing for p, h, o, q in r.acls
         }  # fmt: skip
     assert listed == {x for x in bindings if scope.contains(x)}
+
+
+def test_concurrent_guarded_applies_through_the_node_write_once(node: Node) -> None:
+    """Eight writers, one plan offset, racing through the node's HTTP API: the node checks and
+    writes under one lock, so exactly one batch lands; the others are refused with 409."""
+    import threading
+
+    from replicator.client import StoreClientError
+
+    scope = Scope(resource_prefixes=frozenset({ResourcePrefix(T, "orders.")}))
+    with admin_client(node) as client:
+        planned = client.describe_acls().offset
+    barrier, outcomes = threading.Barrier(8), []
+
+    def apply(i: int) -> None:
+        with admin_client(node) as client:
+            barrier.wait()
+            try:
+                client.alter_acls(creates=[b(T, f"orders.{i}", "User:app", AclOperation.READ)], scope=scope,
+                                  if_scope_unchanged_since=planned)  # fmt: skip
+                outcomes.append(200)
+            except StoreClientError as exc:
+                outcomes.append(exc.status)
+
+    threads = [threading.Thread(target=apply, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == [200] + [409] * 7
+    assert len([x for x in flow_live(node) if scope.contains(x)]) == 1
