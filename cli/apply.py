@@ -75,7 +75,7 @@ def apply(args: argparse.Namespace) -> int:
         if not (add or remove):
             _report(args, add, remove, offset, None, written=0)
             return 0
-        if len(add) > MAX_ITEMS or len(remove) > MAX_ITEMS:
+        if len(add) > MAX_ITEMS or len(remove) > MAX_ITEMS:  # a saved plan edited by hand
             raise PlanError(
                 f"{len(add)} to add and {len(remove)} to remove: one request takes at most {MAX_ITEMS} "
                 "of each; split the change over files with narrower scopes"

@@ -23,6 +23,7 @@ from typing import Final
 
 from cli.common import FAILURE_EXIT
 from replicator.client import StoreClient
+from replicator.contract.fields import MAX_ITEMS
 from store.access_diff import AccessDelta
 from store.acl import (
     ANY_FILTER,
@@ -156,6 +157,12 @@ def compute_plan(client: StoreClient, desired: DesiredState) -> Plan:
         r = reconcile(desired.bindings, desired.scope, live)
         if not r.changes:
             return Plan(desired, r, offset, None, (), ())
+        if len(r.to_add) > MAX_ITEMS or len(r.to_remove) > MAX_ITEMS:
+            raise PlanError(
+                f"{len(r.to_add)} to add and {len(r.to_remove)} to remove: one request (the dry run, "
+                f"the apply) takes at most {MAX_ITEMS} of each; split the change over files with "
+                "narrower scopes, or apply it in steps"
+            )
         answer = client.dry_run_acls(
             creates=r.to_add, deletes=[b.to_filter() for b in r.to_remove], min_offset=offset
         )
