@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sidecar_support import admin_client, run_cli
+from sidecar_support import admin_client, run_cli, start_node
 
 from replicator.contract.bindings import binding_from_json
 from replicator.server.node import Node
@@ -77,8 +77,26 @@ class Watcher:
         self.proc.wait(timeout=10)
 
 
+@pytest.fixture(params=["embedded", pytest.param("kafka", marks=pytest.mark.kafka)])
+def site(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Node, list[str]]]:
+    """A node on the embedded log or on a Kafka topic, and the options that name its log."""
+    if request.param == "embedded":
+        node = start_node(tmp_path / "node")
+        where = ["--data-dir", str(node.data_dir)]
+    else:
+        bootstrap = request.getfixturevalue("kafka_bootstrap")
+        topic = request.getfixturevalue("unique_topic")("drift")
+        node = start_node(tmp_path / "node", bootstrap_servers=bootstrap, topic=topic)
+        where = ["--bootstrap-servers", bootstrap, "--topic", topic]
+    yield node, where
+    node.stop()
+
+
 @pytest.fixture
-def applied(node: Node, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Path]:
+def applied(
+    site: tuple[Node, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Path]:
+    node = site[0]
     path = tmp_path / "orders.yaml"
     path.write_text(FILE)
     assert run_cli(node, capsys, f"apply -f {path}")[0] == 0
@@ -88,10 +106,11 @@ def applied(node: Node, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> I
 
 
 def test_an_out_of_band_change_is_alerted_with_its_actor_and_offset(
-    node: Node, applied: Path, tmp_path: Path
+    site: tuple[Node, list[str]], applied: Path, tmp_path: Path
 ) -> None:
+    node, where = site
     alerts, metrics = tmp_path / "alerts.jsonl", tmp_path / "drift.prom"
-    w = Watcher(["drift", "-f", str(applied), "--data-dir", str(node.data_dir), "--watch", "--format", "json",
+    w = Watcher(["drift", "-f", str(applied), *where, "--watch", "--format", "json",
                  "--alerts", str(alerts), "--metrics-file", str(metrics)])  # fmt: skip
     try:
         deadline = time.monotonic() + 20
@@ -120,9 +139,10 @@ def test_an_out_of_band_change_is_alerted_with_its_actor_and_offset(
         w.stop()
 
 
-def test_revert_writes_its_own_event_and_says_so(node: Node, applied: Path) -> None:
+def test_revert_writes_its_own_event_and_says_so(site: tuple[Node, list[str]], applied: Path) -> None:
+    node, where = site
     assert node.info is not None
-    w = Watcher(["drift", "-f", str(applied), "--data-dir", str(node.data_dir), "--watch", "--revert",
+    w = Watcher(["drift", "-f", str(applied), *where, "--watch", "--revert",
                  "--format", "json", "--store", node.url,
                  "--command-config", str(node.info.credential.properties_path)])  # fmt: skip
     try:
