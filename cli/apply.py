@@ -22,10 +22,9 @@ from cli.common import FAILURE_EXIT, add_client_options, exit_one_on_option_erro
 from cli.gitops import (
     PlanError,
     add_files_option,
-    compute_plan,
     exit_one_on_errors,
     log,
-    read_desired,
+    plan_files,
     removal_filters,
 )
 from cli.output import print_json
@@ -69,7 +68,7 @@ def apply(args: argparse.Namespace) -> int:
         if args.plan:
             scope, offset, add, remove = _saved_plan(args.plan, client.config.url)
         else:
-            computed = compute_plan(client, read_desired(args.files))
+            computed = plan_files(client, args.files)
             scope, offset = computed.desired.scope, computed.offset
             add, remove = list(computed.reconciliation.to_add), list(computed.reconciliation.to_remove)
         if not (add or remove):

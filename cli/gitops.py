@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -37,6 +38,7 @@ from store.acl import (
     ResourceType,
 )
 from store.desired import AclsFileError, DesiredState, Reconciliation, Scope, load_acls_text, reconcile
+from store.desired.document import scope_ahead
 from store.desired.errors import DesiredStateError
 from store.errors import StoreError
 
@@ -75,16 +77,20 @@ def add_files_option(parser: argparse.ArgumentParser, *, required: bool = True) 
     )  # fmt: skip
 
 
-def read_desired(paths: Sequence[Path]) -> DesiredState:
-    """The files read and checked, as one desired state (errors name the file and line)."""
-    files = []
+def read_texts(paths: Sequence[Path]) -> list[tuple[str, str]]:
+    """Each file's name and text (an unreadable file is an error naming it)."""
+    texts = []
     for path in paths:
         try:
-            text = path.read_text(encoding="utf-8")
+            texts.append((str(path), path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             raise AclsFileError(str(path), 0, f"cannot be read ({exc}); check the path") from exc
-        files.append(load_acls_text(text, str(path)))
-    return DesiredState.of(files)
+    return texts
+
+
+def read_desired(paths: Sequence[Path]) -> DesiredState:
+    """The files read and checked, as one desired state (errors name the file and line)."""
+    return DesiredState.of([load_acls_text(text, source) for source, text in read_texts(paths)])
 
 
 def scope_filters(scope: Scope) -> list[AclBindingFilter]:
@@ -146,14 +152,35 @@ class Plan:
 _ATTEMPTS: Final = 3
 
 
-def compute_plan(client: StoreClient, desired: DesiredState) -> Plan:
-    """List the scope, reconcile, and ask the node's dry run for the access diff.
+Listing = tuple[list[AclBinding], int, int]
+
+
+def plan_files(client: StoreClient, paths: Sequence[Path]) -> Plan:
+    """:func:`compute_plan` of the files, the scope's listing started as soon as the scopes are
+    read (:func:`store.desired.document.scope_ahead`), while the rest of the files is: the
+    node works on the listing meanwhile.  A guess that the whole files contradict is dropped."""
+    texts = read_texts(paths)
+    guesses = [scope_ahead(text, source) for source, text in texts]
+    if any(g is None for g in guesses):
+        return compute_plan(client, DesiredState.of([load_acls_text(t, s) for s, t in texts]))
+    guess = Scope.of_all(g for g in guesses if g is not None)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the client is the thread's until joined
+        early = pool.submit(list_bindings, client, scope_filters(guess), guess)
+        desired = DesiredState.of([load_acls_text(t, s) for s, t in texts])
+    first = early.result() if desired.scope == guess else None
+    return compute_plan(client, desired, first=first)
+
+
+def compute_plan(client: StoreClient, desired: DesiredState, *, first: Listing | None = None) -> Plan:
+    """List the scope (``first``: a listing of it already made), reconcile, and ask the node's
+    dry run for the access diff.
 
     The dry run reads the state again (maybe later); if the bindings it would add and remove
     are not the plan's, the scope changed in between and the plan is made again (three
     attempts)."""
     for _ in range(_ATTEMPTS):
-        live, offset, _ = list_bindings(client, scope_filters(desired.scope), desired.scope)
+        listed, first = first or list_bindings(client, scope_filters(desired.scope), desired.scope), None
+        live, offset, _ = listed
         r = reconcile(desired.bindings, desired.scope, live)
         if not r.changes:
             return Plan(desired, r, offset, None, (), ())

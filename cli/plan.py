@@ -27,10 +27,10 @@ from cli.gitops import (
     Plan,
     PlanError,
     add_files_option,
-    compute_plan,
     exit_one_on_errors,
     list_bindings,
     log,
+    plan_files,
     read_desired,
 )
 from cli.history import add_archive_options, offset_arg, time_arg
@@ -116,14 +116,13 @@ def replay_seen(args: argparse.Namespace, client: StoreClient, computed: Plan) -
 
 @exit_one_on_errors
 def plan(args: argparse.Namespace) -> int:
-    desired = read_desired(args.files)
     if args.at is not None or args.at_offset is not None:
         if args.out is not None:
             raise PlanError("a plan against a past point (--at) cannot be applied: leave out --out")
-        computed, document = plan_at(args, desired)
+        computed, document = plan_at(args, read_desired(args.files))
     else:
         with store_client(args) as client:
-            computed = compute_plan(client, desired)
+            computed = plan_files(client, args.files)
             document = plan_document(computed, client.config.url)
             if args.replay_since is not None:
                 document["replay"] = replay_seen(args, client, computed)

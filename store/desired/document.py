@@ -24,6 +24,7 @@ and must lie in the file's scope.  Errors name the file, the line and the fix
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -100,6 +101,27 @@ class DesiredState:
             line = f.lines.get(binding)
             if line is not None:
                 return f"{f.source}:{line}"
+        return None
+
+
+_TOP_ACLS: Final = re.compile(r"^acls[ \t]*:", re.MULTILINE)
+
+
+def scope_ahead(text: str, source: str) -> Scope | None:
+    """The file's scope read from the text before its top-level ``acls:`` line, or None when
+    that cannot be done (no such line, no scope before it, or anything amiss there).
+
+    A guess made before the whole file is read (a plan starts listing the scope meanwhile); the
+    caller checks it against :func:`load_acls_text`'s scope, which is the answer."""
+    found = _TOP_ACLS.search(text)
+    if found is None:
+        return None
+    try:
+        head = parse_yaml(text[: found.start()], source)
+        if not isinstance(head.value, dict) or "scope" not in head.value:
+            return None
+        return _Reader(source).scope(head.value["scope"])
+    except AclsFileError:
         return None
 
 

@@ -374,3 +374,32 @@ def test_concurrent_guarded_applies_through_the_node_write_once(node: Node) -> N
         t.join()
     assert sorted(outcomes) == [200] + [409] * 7
     assert len([x for x in flow_live(node) if scope.contains(x)]) == 1
+
+
+def test_a_wrong_guess_of_the_scope_is_dropped(
+    node: Node, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """plan lists the scope it reads ahead while the rest of the file is read; a guess the
+    whole file contradicts is never used (here: one that owns everything)."""
+    import cli.gitops
+
+    flow = Flow(node, "")
+    flow.create(
+        [b(T, "orders.old", "User:dave", AclOperation.READ), b(G, "billing", "User:carol", AclOperation.READ)]
+    )
+    path = tmp_path / "orders.yaml"
+    path.write_text(ORDERS)
+    code, out, _ = run_cli(node, capsys, f"plan -f {path} --format json")
+    right = json.loads(out)
+    monkeypatch.setattr(cli.gitops, "scope_ahead", lambda text, source: Scope(everything=True))
+    code2, out, _ = run_cli(node, capsys, f"plan -f {path} --format json")
+    guessed = json.loads(out)
+    assert code == code2 == 2
+    assert (guessed["add"], guessed["remove"], guessed["scope"]) == (
+        right["add"],
+        right["remove"],
+        right["scope"],
+    )
+    assert {binding_from_json(x) for x in guessed["remove"]} == {
+        b(T, "orders.old", "User:dave", AclOperation.READ)
+    }

@@ -240,3 +240,14 @@ def test_the_fast_resolver_reads_every_scalar_as_pyyaml_does(scalar: str) -> Non
     theirs = yaml.compose(text, Loader=yaml.SafeLoader).value[0][1].tag
     ours = yaml.compose(text, Loader=_Loader).value[0][1].tag
     assert ours == theirs
+
+
+def test_the_scope_is_read_ahead_of_the_acls_when_it_comes_first() -> None:
+    from store.desired.document import scope_ahead
+
+    assert scope_ahead(ORDERS, "orders.yaml") == load_acls_text(ORDERS, "orders.yaml").scope
+    acls_first = "version: 1\nacls: []\nscope: {all: true}\n"
+    assert scope_ahead(acls_first, "x.yaml") is None and load_acls_text(acls_first, "x.yaml").scope.everything
+    assert scope_ahead("version: 1\nacls: []\n", "x.yaml") is None
+    assert scope_ahead("version: 1\nscope: {principals: [bob]}\nacls: []\n", "x.yaml") is None
+    assert scope_ahead("version: 1\nscope: |\n  text\nacls: []\n", "x.yaml") is None
