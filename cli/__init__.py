@@ -7,6 +7,8 @@
 * ``aclstore authorize``: ask a node for decisions as a broker would.
 * ``aclstore configs``: ``kafka-configs.sh``-style describe/alter of the store's settings.
 * ``aclstore status``, ``aclstore credentials create``.
+* ``aclstore export``, ``plan``, ``apply``, ``drift``: ACLs as code (desired-state files,
+  :mod:`cli.gitops`).
 * ``aclstore history``, ``aclstore audit``, ``aclstore downgrade-check``: the Spark side;
   ``aclstore spark-connect``: a local Spark Connect server their questions can ask (``--remote``).
 
@@ -28,7 +30,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from cli.common import FAILURE_EXIT, USAGE_EXIT, Parser, __version__
+from cli.common import (
+    DETAILED_EXIT_COMMANDS,
+    FAILURE_EXIT,
+    USAGE_EXIT,
+    Parser,
+    __version__,
+    exit_one_on_option_errors,
+)
 from store.errors import InvalidConfigError, InvalidRequestError, StoreError
 
 __all__ = ["FAILURE_EXIT", "USAGE_EXIT", "__version__", "build_parser", "main", "parse_add_config"]
@@ -40,6 +49,7 @@ _COMMANDS: dict[str, str] = {
     "serve": "serve", "acls": "acls", "authorize": "authorize", "configs": "configs",
     "status": "status", "credentials": "credentials", "history": "history", "audit": "audit",
     "downgrade-check": "downgrade", "spark-connect": "spark_connect",
+    "export": "export", "plan": "plan", "apply": "apply", "drift": "drift",
 }  # fmt: skip
 
 
@@ -73,6 +83,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words and words[0] in _COMMANDS else None)
+    if words and words[0] in DETAILED_EXIT_COMMANDS:
+        exit_one_on_option_errors(parser)  # `plan -f x --nope`: the root parser refuses it
     args = parser.parse_args(words)
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -77,6 +77,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     a("--master", default=DEFAULT_MASTER, help="the Spark master (default: %(default)s)")
 
 
+def audit_table_location(args: argparse.Namespace) -> str:
+    """The decisions table's location: ``--table``, else ``<data-dir>/audit-table``."""
+    return _location(args)
+
+
 def _location(args: argparse.Namespace) -> str:
     return str(args.table) if args.table else str(Path(args.data_dir).resolve() / "audit-table")
 

@@ -100,6 +100,21 @@ def _long_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]
     return found
 
 
+DETAILED_EXIT_COMMANDS = frozenset({"export", "plan", "apply", "drift"})
+"""Commands whose exit codes follow Terraform's ``-detailed-exitcode`` (2: changes), so that
+an option error exits 1, as every other error of theirs."""
+
+
+def _exit_one(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    print(f"error: {message} (see `{parser.prog} --help`)", file=sys.stderr)
+    raise SystemExit(FAILURE_EXIT)
+
+
+def exit_one_on_option_errors(parser: argparse.ArgumentParser) -> None:
+    """Option errors of ``parser`` exit 1 (not argparse's 2)."""
+    parser.on_error = _exit_one  # type: ignore[attr-defined]  # a Parser (cli.common)
+
+
 def store_client(args: argparse.Namespace) -> StoreClient:
     """The store client the ``--store`` and ``--command-config`` options name."""
     config = ClientConfig.resolve(store=args.store, command_config=args.command_config)

@@ -104,6 +104,12 @@ def _common(parser: argparse.ArgumentParser, *, formats: bool = True, remote: bo
         parser.add_argument("--format", choices=FORMATS, default="table")
 
 
+def add_archive_options(parser: argparse.ArgumentParser) -> None:
+    """The options that name the log and its archive (and the Spark that reads it), for a
+    command outside ``history`` that asks the archive (``plan --at``)."""
+    _common(parser, formats=False)
+
+
 def _at(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--at", type=time_arg, metavar="T", help="a time: ISO-8601 or epoch ms")

@@ -31,17 +31,28 @@ import time
 import uuid
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from store.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
 from store.authorizer import Action, authorize
 from store.codec import AvroEventCodec, EventCodec, binding_key, config_key
+from store.desired.errors import ScopeChangedError
+from store.desired.scope import Scope
 from store.downgrade import DowngradeAnalyst, DowngradeVerdict, analyse_downgrade
 from store.errors import ClusterAuthorizationError, InvalidRequestError, StoreError
-from store.events import AclCreated, AclDeleted, ChangeEvent, ConfigAltered
+from store.events import (
+    CONFIG_EVENT_MIN_READER_VERSION,
+    AclCreated,
+    AclDeleted,
+    ChangeEvent,
+    ConfigAltered,
+)
+from store.fold import Change, ChangeKind, FoldPolicy, TooNewEvents, fold_record
 from store.log.base import ChangeLog, LogOffsetOutOfRangeError, LogUnavailableError
 from store.principal import KafkaPrincipal
 from store.projection import AclStoreState
 from store.settings import (
+    CHANGE_REFERENCE_CONFIG,
     FORMAT_DOWNGRADE_FORCED_CONFIG,
     FORMAT_VERSION_CONFIG,
     AlterConfigPolicy,
@@ -127,6 +138,41 @@ class AlterConfigsResult:
 
 def _remaining(deadline: float) -> float:
     return max(0.01, deadline - time.monotonic())
+
+
+MAX_REFERENCE_LENGTH = 1024
+
+
+def _check_reference(reference: str, finalized: int) -> None:
+    if finalized < CONFIG_EVENT_MIN_READER_VERSION:
+        raise InvalidRequestError(
+            f"a reference is written as a setting, which needs acl.format.version "
+            f"{CONFIG_EVENT_MIN_READER_VERSION} (finalized: {finalized}); leave the reference out"
+        )
+    if not reference.strip() or len(reference) > MAX_REFERENCE_LENGTH:
+        raise InvalidRequestError(
+            f"reference {reference[:80]!r}: give 1 to {MAX_REFERENCE_LENGTH} characters (a commit "
+            "id, a ticket), or no reference"
+        )
+
+
+def _change_json(c: Change) -> dict[str, object]:
+    event = c.event
+    return {
+        "offset": c.offset,
+        "change": "created" if c.kind is ChangeKind.CREATED else "deleted",
+        "binding": str(c.binding),
+        "actor": getattr(event, "actor", None),
+        "timeMs": getattr(event, "time_ms", None) or c.timestamp_ms,
+    }
+
+
+def _change_text(c: Change) -> str:
+    j = _change_json(c)
+    moment = datetime.fromtimestamp(int(str(j["timeMs"])) / 1000, tz=UTC)
+    when = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    who = j["actor"] or "an unknown actor (a tombstone)"
+    return f"{j['binding']} {j['change']} by {who} at offset {c.offset} ({when})"
 
 
 def _now_ms() -> int:
@@ -387,6 +433,9 @@ class AclAdmin:
         actor: KafkaPrincipal | str,
         host: str = LOCAL_HOST,
         timeout: float | None = None,
+        scope: Scope | None = None,
+        if_scope_unchanged_since: int | None = None,
+        reference: str | None = None,
     ) -> AlterAclsResult:
         """DeleteAcls, CreateAcls and AlterConfigs in one request, appended as ONE batch (one
         request id, one offset), so no reader ever sees the state halfway (a restore).
@@ -397,11 +446,23 @@ class AclAdmin:
         :meth:`alter_configs`.  A refused filter or binding is reported in its result and the
         rest is written; a refused config refuses the whole request before anything is written.
         Needs ALTER on CLUSTER, and ALTER_CONFIGS on CLUSTER when ``configs`` is given.
+
+        With ``scope`` and ``if_scope_unchanged_since`` (an apply of a plan computed at that
+        offset), nothing is written if a binding in ``scope`` was created or deleted after that
+        offset: :class:`ScopeChangedError` names each change, its actor and time.  The check
+        reads the log under this admin's lock, so no write can slip in between the check and
+        the append: optimistic concurrency on the log.
+
+        ``reference`` (a commit id, a ticket) is written, when the batch changes any binding, as
+        the read-only setting ``acl.change.reference`` in the same batch (same request id and
+        actor), so the history ties every change of the batch to it.
         """
         with self._lock:
             deadline = self._deadline(timeout)
             self._sync(deadline)
             principal = self._require(actor, host, AclOperation.ALTER, "create and delete ACLs")
+            if scope is not None and if_scope_unchanged_since is not None:
+                self._check_scope_unchanged(scope, if_scope_unchanged_since, deadline)
             changed: list[str] = []
             if configs:
                 self._require(actor, host, AclOperation.ALTER_CONFIGS, "alter configs")
@@ -418,6 +479,12 @@ class AclAdmin:
                 )
                 for n in changed
             ]
+            if reference is not None and (deletions or creations):
+                _check_reference(reference, self.state.settings.format_version)
+                settings.append(
+                    ConfigAltered(name=CHANGE_REFERENCE_CONFIG, value=reference, actor=principal,
+                                  request_id=request_id, time_ms=now)
+                )  # fmt: skip
             events: list[ChangeEvent | tuple[bytes, None]] = [*deletions, *creations, *settings]
             offsets = self._append(events, deadline) if events else []
             return AlterAclsResult(
@@ -426,6 +493,44 @@ class AclAdmin:
                 configs_changed=tuple(changed),
                 offset=offsets[-1] if offsets else self.state.offset,
                 records_written=len(removed) + len(creations) + len(settings),
+            )
+
+    def _check_scope_unchanged(self, scope: Scope, since: int, deadline: float) -> None:
+        """:class:`ScopeChangedError` if a record after ``since`` creates or deletes a binding
+        in ``scope``.  Compaction keeps a key's latest record, so a key changed after ``since``
+        still has a record after it, unless it was deleted longer than the topic's
+        ``delete.retention.ms`` ago (its tombstone then is gone too)."""
+        if since > self.state.offset:
+            raise InvalidRequestError(
+                f"ifScopeUnchangedSince {since} is beyond this store's log end (offset "
+                f"{self.state.offset}): the plan was made against another store; plan again here"
+            )
+        policy = FoldPolicy(reader_version=self.state.reader_version, skip_offsets=self.skip_offsets,
+                            too_new_events=TooNewEvents.IGNORE)  # fmt: skip
+        changed: list[Change] = []
+        offset = since + 1
+        while offset < self.state.next_offset:
+            records = self.log.read(offset, timeout=min(_remaining(deadline), 1.0))
+            if not records and time.monotonic() >= deadline:
+                raise LogUnavailableError(
+                    f"could not read {self.log} from offset {offset} to check the scope within the "
+                    "timeout; nothing was written; retry"
+                )
+            for record in records:
+                if record.offset >= self.state.next_offset:
+                    break
+                change = fold_record(record, policy)
+                if change.binding is not None and scope.contains(change.binding):
+                    changed.append(change)
+            offset = records[-1].offset + 1 if records else offset
+        if changed:
+            raise ScopeChangedError(
+                f"refused: {len(changed)} change(s) in the scope ({scope.describe()}) after the "
+                f"plan's offset {since}, nothing written: "
+                + "; ".join(_change_text(c) for c in changed[:10])
+                + ("; ..." if len(changed) > 10 else "")
+                + ". Plan again, review, then apply the new plan",
+                tuple(_change_json(c) for c in changed),
             )
 
     def describe_acls(

@@ -36,6 +36,12 @@ FORMAT_DOWNGRADE_FORCED_CONFIG: Final = "acl.format.version.forced"
 (the event's actor says who forced it)."""
 
 
+CHANGE_REFERENCE_CONFIG: Final = "acl.change.reference"
+"""Read-only: the reference (a commit id, a ticket) that the latest ``aclstore apply`` or drift
+revert named; its ``ConfigAltered`` event is written in the same batch as the ACL changes it
+describes, with the same request id and actor, so every change of that batch has it."""
+
+
 class PolicyViolationError(StoreError):
     """An ``AlterConfigPolicy`` refused the change (``PolicyViolationException``)."""
 
@@ -116,6 +122,14 @@ DEFINITIONS: Final[Mapping[str, ConfigDefinition]] = {
             FORMAT_DOWNGRADE_FORCED_CONFIG,
             "",
             "Why acl.format.version was last lowered by force (read-only; the event names who).",
+            lambda value: None,
+            read_only=True,
+        ),
+        ConfigDefinition(
+            CHANGE_REFERENCE_CONFIG,
+            "",
+            "The reference the latest apply named (read-only; its event shares the request id "
+            "of the ACL changes it describes).",
             lambda value: None,
             read_only=True,
         ),

@@ -19,7 +19,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 _CHECKED = {
     "type", "required", "properties", "additionalProperties", "enum", "const", "minimum", "items",
     "$ref", "allOf", "oneOf", "description", "format", "title", "$schema", "$id", "example",
-    "default", "maxItems", "maximum", "minLength", "maxLength", "minItems", "prefixItems",
+    "default", "$defs", "maxItems", "maximum", "minLength", "maxLength", "minItems", "prefixItems",
 }
 
 

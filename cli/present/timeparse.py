@@ -15,6 +15,7 @@ Pure: no clock, no environment.  :func:`format_time` is the inverse used to prin
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -90,3 +91,17 @@ def _pad_fraction(iso: str) -> str:
         return iso
     digits = (match.group(1) + "000000")[:6]
     return iso[: match.start(1)] + digits + iso[match.end(1) :]
+
+
+_SINCE: Final = re.compile(r"(\d+)([smhd])")
+_UNIT_MS: Final = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def since_arg(text: str, now_ms: int | None = None) -> int:
+    """``7d``, ``24h``, ``30m``, ``90s`` before now, or a time :func:`parse_time` reads, as
+    epoch milliseconds."""
+    match = _SINCE.fullmatch(text.strip())
+    if match is None:
+        return parse_time(text)
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    return max(0, now - int(match.group(1)) * _UNIT_MS[match.group(2)])

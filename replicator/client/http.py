@@ -59,6 +59,7 @@ from replicator.contract.requests import (
     RequestCheckRequest,
 )
 from store.acl import ANY_FILTER, AclBinding, AclBindingFilter
+from store.desired.scope import Scope
 from store.errors import StoreError
 from store.settings import FORMAT_VERSION_CONFIG
 
@@ -226,13 +227,15 @@ class StoreClient:
         return self.send(endpoints.DESCRIBE_ACLS, request)
 
     def list_acls(
-        self, filters: Sequence[AclBindingFilter] = (ANY_FILTER,), *, min_offset: int | None = None
-    ) -> AclListing:
+        self, filters: Sequence[AclBindingFilter] = (ANY_FILTER,), *, min_offset: int | None = None,
+        scope: Scope | None = None,
+    ) -> AclListing:  # fmt: skip
         """DescribeAcls of the union of ``filters``, streamed (``/v1/acls/list``): iterate the
         answer for its resources as they arrive, in DescribeAcls order; its ``offset`` is set
         once the whole listing has been read.  A listing that fails midway raises
-        StoreClientError from the iteration, never ends as a shorter one."""
-        request = ListAclsRequest(filters=list(filters), min_offset=min_offset)
+        StoreClientError from the iteration, never ends as a shorter one.  ``scope``: only the
+        bindings in that desired-state scope (filtered on the node)."""
+        request = ListAclsRequest(filters=list(filters), min_offset=min_offset, scope=scope)
         response, _ = self._exchange(
             endpoints.LIST_ACLS.method, endpoints.LIST_ACLS.path, request.to_json(), stream=True
         )
@@ -247,10 +250,16 @@ class StoreClient:
         deletes: Sequence[AclBindingFilter] = (),
         creates: Sequence[AclBinding] = (),
         configs: Mapping[str, str | None] | None = None,
+        scope: Scope | None = None,
+        if_scope_unchanged_since: int | None = None,
+        reference: str | None = None,
     ) -> AlterAclsAnswer:
-        """Deletes, creates and settings written as one batch, at one offset."""
+        """Deletes, creates and settings written as one batch, at one offset; with ``scope``
+        and ``if_scope_unchanged_since``, only if no binding in scope changed after that offset
+        (else StoreClientError with status 409 naming each change)."""
         request = AlterAclsRequest(
-            deletes=list(deletes), creates=list(creates), configs=dict(configs or {})
+            deletes=list(deletes), creates=list(creates), configs=dict(configs or {}),
+            scope=scope, if_scope_unchanged_since=if_scope_unchanged_since, reference=reference,
         )
         return self.send(endpoints.ALTER_ACLS, request)
 

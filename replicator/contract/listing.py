@@ -40,6 +40,7 @@ from replicator.contract.fields import (
     where,
 )
 from replicator.contract.kinds import INTEGER, LOG_OFFSET, TEXT, Array, KafkaEnum
+from replicator.contract.scope import SCOPE
 from store.acl import (
     ANY_FILTER,
     AclBinding,
@@ -49,6 +50,7 @@ from store.acl import (
     PatternType,
     ResourceType,
 )
+from store.desired.scope import Scope
 
 CONTENT_TYPE: Final = "application/x-ndjson"
 
@@ -63,6 +65,11 @@ class ListAclsRequest(Message):
         "binding).",
     )  # fmt: skip
     min_offset: int | None = wire(LOG_OFFSET, default=None)
+    scope: Scope | None = wire(
+        SCOPE, default=None,
+        description="Only the bindings the filters match that are also in this desired-state "
+        "scope (aclstore plan): what a plan of one team's files reads of a large store.",
+    )  # fmt: skip
 
     def check(self, path: str) -> None:
         if not self.filters:

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
-from replicator.contract import access, answers, bindings, listing, requests
+from replicator.contract import access, answers, bindings, listing, requests, scope
 from replicator.contract.declare import Message, Schema, shape
 from replicator.contract.endpoints import ENDPOINTS, Endpoint
 from replicator.contract.kinds import KAFKA_ENUMS, RESULT, kafka_enum_schema
@@ -33,7 +33,7 @@ COMPONENTS: Final[tuple[type[Message], ...]] = (
     requests.DescribeAclsRequest, answers.DescribeAclsAnswer,
     listing.ListAclsRequest, listing.AclResourceLine, listing.AclListingEnd,
     requests.DeleteAclsRequest, answers.DeleteAclsAnswer,
-    requests.AlterAclsRequest, answers.AlterAclsAnswer,
+    scope.ResourcePrefixJson, scope.ScopeJson, requests.AlterAclsRequest, answers.AlterAclsAnswer,
     requests.DescribeConfigsRequest, answers.DescribeConfigsAnswer,
     requests.AlterConfigsBody, answers.AlterConfigsAnswer,
     answers.ReplicaStatusAnswer, answers.HealthAnswer,

@@ -47,8 +47,10 @@ from replicator.contract.kinds import (
     KafkaEnum,
     Number,
 )
+from replicator.contract.scope import SCOPE
 from store.acl import ANY_FILTER, AclBinding, AclBindingFilter, AclOperation, PatternType, ResourceType
 from store.authorizer import Action
+from store.desired.scope import Scope
 from store.kafka_apis import API_KEY_TABLE
 
 API_KEYS: Final[Mapping[str, int]] = {row.api_name: row.api_key for row in API_KEY_TABLE}
@@ -396,10 +398,28 @@ class AlterAclsRequest(Message):
         ConfigMap(non_empty=False), default_factory=dict,
         description="name -> value; null resets to the default.",
     )  # fmt: skip
+    scope: Scope | None = wire(
+        SCOPE, default=None,
+        description="With ifScopeUnchangedSince: the bindings whose changes refuse the write.",
+    )  # fmt: skip
+    if_scope_unchanged_since: int | None = wire(
+        LOG_OFFSET, default=None,
+        description="Write only if no binding in scope was created or deleted after this log "
+        "offset (checked under the node's write lock: optimistic concurrency); else 409 naming "
+        "each change, its actor and time.",
+    )  # fmt: skip
+
+    reference: str | None = wire(
+        NULLABLE_TEXT, default=None,
+        description="A reference (a commit id, a ticket) written with the changes as the read-only "
+        "setting acl.change.reference, in the same batch (same request id and actor).",
+    )  # fmt: skip
 
     def check(self, path: str) -> None:
         if not (self.deletes or self.creates or self.configs):
             raise BadRequestError("alter_acls needs at least one of deletes, creates or configs")
+        if (self.scope is None) != (self.if_scope_unchanged_since is None):
+            raise BadRequestError("scope and ifScopeUnchangedSince go together; give both or neither")
 
 
 # --- configs (KIP-133) ----------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from replicator.contract.answers import error_json
 from replicator.contract.fields import dumps, parse_json
 from replicator.errors import ConsistencyTimeoutError, ReplicaError
 from replicator.server.errors import CallerNotAllowedError, UnauthenticatedError
+from store.desired.errors import ScopeChangedError
 from store.errors import (
     AuthorizationError,
     AuthorizerNotReadyError,
@@ -156,6 +157,8 @@ def status_for(exc: BaseException) -> int:
         return 503
     if isinstance(exc, AuthorizationError):
         return 400
+    if isinstance(exc, ScopeChangedError):  # a stale plan: the state moved on (Conflict)
+        return 409
     if isinstance(exc, StoreError):
         code = exc.error_code
         if code in (KafkaErrorCode.REQUEST_TIMED_OUT, KafkaErrorCode.NOT_ENOUGH_REPLICAS,

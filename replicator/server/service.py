@@ -41,6 +41,7 @@ from store.acl import (
 )
 from store.admin import AclAdmin
 from store.authorizer import ALLOWED, Action, Decision
+from store.desired.scope import Scope
 from store.errors import ClusterAuthorizationError, StoreError
 from store.kafka_apis import checks_for
 from store.mapping import KerberosShortNamer, SslPrincipalMapper, x500_get_name
@@ -94,6 +95,18 @@ class DecisionReplica(Protocol):
 _log = logging.getLogger("aclstore.service")
 LISTING_CHUNK_BYTES: Final = 64 * 1024
 """Lines of a listing gathered into one chunk of the body (one send)."""
+
+
+def in_scope(resources: Iterator[ListedResource], scope: Scope) -> Iterator[ListedResource]:
+    """The listed ACLs in a desired-state scope: every ACL of a pattern the scope owns by its
+    resource prefix, else those of the scope's principals; patterns left with none are left out."""
+    for r in resources:
+        if scope.owns_pattern(ResourceType.from_code(r.resource_type), r.name):
+            yield r
+        elif scope.principals:
+            acls = [a for a in r.acls if a[0] in scope.principals]
+            if acls:
+                yield ListedResource(r.resource_type, r.name, r.pattern_type, acls)
 
 
 def listing_chunks(resources: Iterator[ListedResource], offset: int) -> Iterator[bytes]:
@@ -420,7 +433,8 @@ class SidecarService:
         reached = self.admin.check_describe(body.filters, actor=caller, host=request.address)
         self._check_min_offset(body.min_offset, reached)
         answer = self.replica.list_acls(body.filters, min_offset=reached)
-        return Response.streamed(listing_chunks(answer.value, answer.offset), listing.CONTENT_TYPE)
+        resources = answer.value if body.scope is None else in_scope(answer.value, body.scope)
+        return Response.streamed(listing_chunks(resources, answer.offset), listing.CONTENT_TYPE)
 
     def delete_acls(self, request: HttpRequest) -> Response:
         caller = self._admin_principal(request)
@@ -435,7 +449,8 @@ class SidecarService:
         valid = [item for item in body.creates if isinstance(item, AclBinding)]
         result = self.admin.alter_acls(
             deletes=body.deletes, creates=valid, configs=body.configs or None, actor=actor,
-            host=request.address,
+            host=request.address, scope=body.scope,
+            if_scope_unchanged_since=body.if_scope_unchanged_since, reference=body.reference,
         )  # fmt: skip
         return Response.json(answers.alter_acls_answer(body.creates, result))
 
