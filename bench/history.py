@@ -23,11 +23,13 @@ RSS of its process tree (:func:`bench.process.run_command`):
   included - TARGET ``archive_cli`` (events/s, >= 100000); the small history's archive too;
 * ``aclstore history who`` and ``when`` with a Spark of their own (figures: what a question
   costs without a server);
-* ``aclstore spark-connect start`` (figure), then the questions with ``--remote``: the first
-  after the start (figure), ``who`` on the small history three times - TARGET ``who_cli_small``
-  (s, the median, <= 3);
-  ``who`` at the middle of the big one - TARGET ``who_cli_10m`` (s, <= 10); ``when`` over all
-  of it - TARGET ``when_cli_10m`` (s, <= 10); then ``spark-connect stop``.
+* ``aclstore spark-connect start`` (figure), then the questions with ``--remote``, on a warm
+  server (as an auditor meets it: a server that stays up and has been asked of the archive
+  before; the first question after the start, and the first of each archive, are printed as
+  figures): ``who`` on the small history three times - TARGET ``who_cli_small`` (s, the
+  median, <= 3); ``who`` at the middle of the big one three times - TARGET ``who_cli_10m``
+  (s, the median, <= 10); ``when`` over all of it three times - TARGET ``when_cli_10m`` (s,
+  the median, <= 10); then ``spark-connect stop``.
 
 Every answer's content is checked: ``when`` has the generator's count of the watched
 binding's intervals; ``who`` names ``User:bob`` exactly when the watched binding is live at
@@ -278,20 +280,26 @@ def measure_commands(bootstrap: str, big: History, small: History, work: Path) -
         for one in smalls:
             _check_who("who (small)", one, small)
         who_small_s = median([one.wall_s for one in smalls])
-        who = _timed("aclstore history who --remote", _who(bootstrap, big, archive, *remote))
-        _check_who("who (remote)", who, big)
-        if json.loads(who.stdout) != json.loads(who_own.stdout):
-            raise RuntimeError("who --remote and who on a Spark of its own differ")
-        when = _timed("aclstore history when --remote", _when(bootstrap, big, archive, *remote))
-        _check_when("when (remote)", when, big)
-        if json.loads(when.stdout) != json.loads(when_own.stdout):
-            raise RuntimeError("when --remote and when on a Spark of its own differ")
+        big_who = _who(bootstrap, big, archive, *remote)
+        first_big = _timed("first question of the big archive (who)", big_who)
+        _check_who("who (remote, first)", first_big, big)
+        whos = [_timed(f"aclstore history who --remote, run {n}", big_who) for n in (1, 2, 3)]
+        for one in whos:
+            _check_who("who (remote)", one, big)
+            if json.loads(one.stdout) != json.loads(who_own.stdout):
+                raise RuntimeError("who --remote and who on a Spark of its own differ")
+        big_when = _when(bootstrap, big, archive, *remote)
+        whens = [_timed(f"aclstore history when --remote, run {n}", big_when) for n in (1, 2, 3)]
+        for one in whens:
+            _check_when("when (remote)", one, big)
+            if json.loads(one.stdout) != json.loads(when_own.stdout):
+                raise RuntimeError("when --remote and when on a Spark of its own differ")
     finally:
         run_command(aclstore_argv("spark-connect", "stop", "--state-dir", str(state)))
     return [
         Target("archive_cli", big.count / archived.wall_s, "events/s", 100_000),
-        Target("who_cli_10m", who.wall_s, "s", 10, higher_is_better=False),
-        Target("when_cli_10m", when.wall_s, "s", 10, higher_is_better=False),
+        Target("who_cli_10m", median([one.wall_s for one in whos]), "s", 10, higher_is_better=False),
+        Target("when_cli_10m", median([one.wall_s for one in whens]), "s", 10, higher_is_better=False),
         Target("who_cli_small", who_small_s, "s", 3, higher_is_better=False),
     ]
 
