@@ -116,6 +116,10 @@ def replay_seen(args: argparse.Namespace, client: StoreClient, computed: Plan) -
 
 @exit_one_on_errors
 def plan(args: argparse.Namespace) -> int:
+    if args.against is not None:  # another node: another environment (promotion, DR checks)
+        if args.store is not None and args.store != args.against:
+            raise PlanError(f"--against {args.against} and --store {args.store}: give the node once")
+        args.store = args.against
     if args.at is not None or args.at_offset is not None:
         if args.out is not None:
             raise PlanError("a plan against a past point (--at) cannot be applied: leave out --out")
@@ -159,7 +163,11 @@ def add_parser(commands: Any) -> None:
     add_client_options(parser)
     parser.add_argument("--out", type=Path, metavar="PLANFILE", help="save the plan (JSON) for apply --plan")
     parser.add_argument("--deny-widen", action="store_true", help="exit 1 when the plan would widen access")
-    when = parser.add_argument_group("a past point (environments, disaster recovery)")
+    when = parser.add_argument_group("another environment or a past point (promotion, disaster recovery)")
+    when.add_argument(
+        "--against", metavar="URL", help="plan against another node (its own --command-config): "
+        "the same as --store URL, said as a promotion check reads",
+    )  # fmt: skip
     at = when.add_mutually_exclusive_group()
     at.add_argument(
         "--at", type=time_arg, metavar="T", help="plan against the state at time T (ISO-8601 or epoch ms)"

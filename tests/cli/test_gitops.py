@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from sidecar_support import admin_client, reference_results, run_cli, start_node
 
+import cli
 from replicator.contract.bindings import binding_from_json
 from replicator.server.node import Node
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
@@ -403,3 +404,28 @@ def test_a_wrong_guess_of_the_scope_is_dropped(
     assert {binding_from_json(x) for x in guessed["remove"]} == {
         b(T, "orders.old", "User:dave", AclOperation.READ)
     }
+
+
+def test_plan_against_another_node_compares_the_files_with_its_acls(
+    node: Node, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Promotion: the files applied to one node (staging) plan no change there, and plan
+    their ACLs as additions against another node (production, empty) named by --against."""
+    other = start_node(tmp_path / "other")
+    try:
+        (tmp_path / "orders.yaml").write_text(ORDERS)
+        assert run_cli(node, capsys, f"apply -f {tmp_path / 'orders.yaml'}")[0] == 0
+        code, out, _ = run_cli(node, capsys, f"plan -f {tmp_path / 'orders.yaml'} --format json")
+        assert code == 0 and json.loads(out)["changes"] is False
+        assert other.info is not None
+        against = f"--against {other.url} --command-config {other.info.credential.properties_path}"
+        words = ["plan", "-f", str(tmp_path / "orders.yaml"), "--format", "json", *against.split()]
+        code = cli.main(words)
+        document = json.loads(capsys.readouterr().out)
+        assert code == 2 and document["changes"] is True and not document["remove"]
+        assert document["store"] == other.url
+        with admin_client(node) as client:
+            live = set(client.describe_acls().bindings)
+        assert {binding_from_json(x) for x in document["add"]} == live
+    finally:
+        other.stop()
