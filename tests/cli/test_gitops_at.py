@@ -43,8 +43,10 @@ def test_plan_against_a_past_offset_and_time(
     with EmbeddedChangeLog(data / "log") as log:
         admin = AclAdmin(log, super_users=["User:admin"], clock=lambda: next(clock))
         then = admin.create_acls([A, B], actor="User:admin").offset  # at 1_700_000_000_000
-        admin.delete_acls([A.to_filter()], actor="User:admin")
-        admin.create_acls([C], actor="User:admin")
+        deleted = admin.delete_acls([A.to_filter()], actor="User:admin").offset
+        created = admin.create_acls([C], actor="User:admin").offset
+        # the log's own record times (append time: several records may share a millisecond)
+        times = [(r.offset, r.timestamp_ms) for r in log.read(0, timeout=5)]
     assert cli.main(["history", "archive", "--once", "--data-dir", str(data)]) == 0
     capsys.readouterr()
     path = tmp_path / "orders.yaml"
@@ -56,12 +58,17 @@ def test_plan_against_a_past_offset_and_time(
         out, err = capsys.readouterr()
         assert code == 2, err
         doc = json.loads(out)
-        assert doc["at"]["offset"] == then
         if len(points) == 1:  # then the same point by its time: the log time of the record there
-            points.append(["--at", str(doc["at"]["timeMs"])])
-        assert {binding_from_json(x) for x in doc["add"]} == {C}
-        assert {binding_from_json(x) for x in doc["remove"]} == {B}
-        before, after = {A, B}, {A, C}
+            assert doc["at"]["offset"] == then
+            at_ms = doc["at"]["timeMs"]
+            assert at_ms == dict(times)[then]
+            points.append(["--at", str(at_ms)])
+        else:  # the last offset at or before that time: ``then``, or a later one of the same ms
+            assert doc["at"]["offset"] == max(o for o, ms in times if ms <= at_ms)
+        before = {then: {A, B}, deleted: {B}, created: {B, C}}[doc["at"]["offset"]]
+        after = {A, C}  # the file's
+        assert {binding_from_json(x) for x in doc["add"]} == after - before
+        assert {binding_from_json(x) for x in doc["remove"]} == before - after
         for rows, flip in (
             (doc["widened"], (["DENIED"], ["ALLOWED"])),
             (doc["narrowed"], (["ALLOWED"], ["DENIED"])),
