@@ -43,7 +43,7 @@ import json
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -249,6 +249,35 @@ def _check_when(label: str, run: CommandRun, history: History) -> None:
         raise RuntimeError(f"{label}: {found} intervals; the history has {watched_intervals(history.count)}")
 
 
+def _median_of_three(label: str, argv: list[str], check: Callable[[CommandRun], None]) -> float:
+    """``argv`` run three times, each answer checked: the median wall (s)."""
+    runs = [_timed(f"aclstore history {label}, run {n}", argv) for n in (1, 2, 3)]
+    for one in runs:
+        check(one)
+    return median([one.wall_s for one in runs])
+
+
+def _answers_who(history: History, own: CommandRun | None = None) -> Callable[[CommandRun], None]:
+    """A ``who --remote`` answer's check: the history's, and (``own``) the same as the answer
+    of a Spark of its own."""
+
+    def check(run: CommandRun) -> None:
+        _check_who("who (remote)", run, history)
+        if own is not None and json.loads(run.stdout) != json.loads(own.stdout):
+            raise RuntimeError("who --remote and who on a Spark of its own differ")
+
+    return check
+
+
+def _answers_when(history: History, own: CommandRun) -> Callable[[CommandRun], None]:
+    def check(run: CommandRun) -> None:
+        _check_when("when (remote)", run, history)
+        if json.loads(run.stdout) != json.loads(own.stdout):
+            raise RuntimeError("when --remote and when on a Spark of its own differ")
+
+    return check
+
+
 def measure_commands(bootstrap: str, big: History, small: History, work: Path) -> list[Target]:
     """The commands as a user types them, each a fresh process: the archive, then the questions
     with a Spark of their own and asked of a Spark Connect server (``--remote``), started once
@@ -276,30 +305,19 @@ def measure_commands(bootstrap: str, big: History, small: History, work: Path) -
         asked = _who(bootstrap, small, small_archive, *remote)
         first = _timed("first question after the start (who, small history)", asked)
         _check_who("who (small, first)", first, small)
-        smalls = [_timed(f"aclstore history who --remote, small history, run {n}", asked) for n in (1, 2, 3)]
-        for one in smalls:
-            _check_who("who (small)", one, small)
-        who_small_s = median([one.wall_s for one in smalls])
+        who_small_s = _median_of_three("who --remote, small history", asked, _answers_who(small))
         big_who = _who(bootstrap, big, archive, *remote)
         first_big = _timed("first question of the big archive (who)", big_who)
         _check_who("who (remote, first)", first_big, big)
-        whos = [_timed(f"aclstore history who --remote, run {n}", big_who) for n in (1, 2, 3)]
-        for one in whos:
-            _check_who("who (remote)", one, big)
-            if json.loads(one.stdout) != json.loads(who_own.stdout):
-                raise RuntimeError("who --remote and who on a Spark of its own differ")
+        who_s = _median_of_three("who --remote", big_who, _answers_who(big, who_own))
         big_when = _when(bootstrap, big, archive, *remote)
-        whens = [_timed(f"aclstore history when --remote, run {n}", big_when) for n in (1, 2, 3)]
-        for one in whens:
-            _check_when("when (remote)", one, big)
-            if json.loads(one.stdout) != json.loads(when_own.stdout):
-                raise RuntimeError("when --remote and when on a Spark of its own differ")
+        when_s = _median_of_three("when --remote", big_when, _answers_when(big, when_own))
     finally:
         run_command(aclstore_argv("spark-connect", "stop", "--state-dir", str(state)))
     return [
         Target("archive_cli", big.count / archived.wall_s, "events/s", 100_000),
-        Target("who_cli_10m", median([one.wall_s for one in whos]), "s", 10, higher_is_better=False),
-        Target("when_cli_10m", median([one.wall_s for one in whens]), "s", 10, higher_is_better=False),
+        Target("who_cli_10m", who_s, "s", 10, higher_is_better=False),
+        Target("when_cli_10m", when_s, "s", 10, higher_is_better=False),
         Target("who_cli_small", who_small_s, "s", 3, higher_is_better=False),
     ]
 
