@@ -448,12 +448,7 @@ class Replica:
         timeout: float | None = None,
     ) -> Answer[list[AclBinding]]:
         """DescribeAcls from this replica's state; refused (not ready) before the initial load."""
-        view = self._view(min_offset, timeout)
-        if not self.ready:
-            raise AuthorizerNotReadyError(
-                f"the replica has applied up to offset {view.position.offset} of the "
-                f"{self.ready_offset} it must load before describing ACLs; retry once ready"
-            )
+        view = self._loaded_view(min_offset, timeout, "describing ACLs")
         return Answer(view.acls(acl_filter), view.position.offset, view.position.timestamp_ms)
 
     def list_acls(
@@ -467,13 +462,18 @@ class Replica:
         the bindings (in Kafka's order, grouped by pattern) are read from one snapshot as the
         caller consumes the iterator, on the caller's thread.  Refused before the initial load,
         as :meth:`describe`."""
+        view = self._loaded_view(min_offset, timeout, "listing ACLs")
+        return Answer(view.listing(filters), view.position.offset, view.position.timestamp_ms)
+
+    def _loaded_view(self, min_offset: int | None, timeout: float | None, doing: str) -> IndexView:
+        """:meth:`_view`, refused (not ready) before the initial load: DescribeAcls reads."""
         view = self._view(min_offset, timeout)
         if not self.ready:
             raise AuthorizerNotReadyError(
                 f"the replica has applied up to offset {view.position.offset} of the "
-                f"{self.ready_offset} it must load before listing ACLs; retry once ready"
+                f"{self.ready_offset} it must load before {doing}; retry once ready"
             )
-        return Answer(view.listing(filters), view.position.offset, view.position.timestamp_ms)
+        return view
 
     def config(self, *, min_offset: int | None = None) -> Answer[AuthorizerConfig]:
         """The authorizer settings in force at the replica's position."""

@@ -20,7 +20,8 @@ from store.acl import AclBinding
 from store.errors import InvalidConfigError
 from store.settings import FORMAT_VERSION_CONFIG, StoreSettings, check_format_downgrade
 
-_SHOWN = 5
+SHOWN = 5
+"""Widened rows a refusal names at most (the rest are counted)."""
 
 
 class UnsafeFormatDowngradeError(InvalidConfigError):
@@ -90,7 +91,7 @@ def downgrade_refusal(analysis: DowngradeAnalysis) -> InvalidConfigError | None:
     """
     widened = analysis.diff.widened
     return refusal_for(
-        analysis.version, len(analysis.ignored), analysis.ignored[:1], len(widened), widened[:_SHOWN]
+        analysis.version, len(analysis.ignored), analysis.ignored[:1], len(widened), widened[:SHOWN]
     )
 
 
@@ -107,9 +108,9 @@ def refusal_for(
             f"{row.principal if row.principal != '*' else 'any principal'} "
             f"(e.g. {row.witness.principal} from {row.witness.host} on "
             f"{row.witness.resource_name!r})"
-            for row in shown[:_SHOWN]
+            for row in shown[:SHOWN]
         )
-        more = f" and {widened - _SHOWN} more" if widened > _SHOWN else ""
+        more = f" and {widened - SHOWN} more" if widened > SHOWN else ""
         return UnsafeFormatDowngradeError(
             f"cannot lower {FORMAT_VERSION_CONFIG} to {version}: a reader of format {version} "
             f"ignores {ignored} live binding(s) and would allow what is denied "

@@ -49,13 +49,12 @@ from store.access_stream import (
     walk_part,
 )
 from store.acl import AclBinding, ResourceType
-from store.downgrade import DowngradeVerdict, refusal_for
+from store.downgrade import SHOWN, DowngradeVerdict, refusal_for
 
 PART_SIZE = 20_000
 """Bindings per part, at least (a subtree of the root is never cut)."""
 IN_FLIGHT = 6
 """Parts handed to each process and not yet answered, at most."""
-_SHOWN = 5
 _COMPACT = (",", ":")
 
 SortedText = tuple[tuple[Any, ...], str]
@@ -91,7 +90,7 @@ def part_answer(rows: list[AccessDelta], ignored: list[AclBinding], *, encode: b
     for row in rows:
         if row.change is Change.WIDENED:
             out.widened_count += 1
-            if len(out.shown) < _SHOWN:
+            if len(out.shown) < SHOWN:
                 out.shown.append(row)
             if encode:
                 out.widened.append(dumps(access_delta_json(row)))
@@ -173,7 +172,7 @@ class DowngradeDocument:
 
     def verdict(self) -> DowngradeVerdict:
         """The format gate's verdict (:meth:`DowngradeVerdict.of` of the same analysis)."""
-        shown = [row for p in self.parts for row in p.shown][:_SHOWN]
+        shown = [row for p in self.parts for row in p.shown][:SHOWN]
         firsts = [p.first_ignored for p in self.parts if p.first_ignored is not None]
         first = [min(firsts, key=AclBinding.sort_key)] if firsts else []
         widened, ignored = self.widened, self.ignored
