@@ -48,7 +48,7 @@ from replicator.server.tokens import (
 from replicator.server.workers.figures import MergedRegistry
 from replicator.server.workers.pool import DecisionWorkers, ReplicaPublisher
 from replicator.server.workers.process import WorkerConfig, state_path
-from replicator.server.workers.spools import drain_left_spools, worker_spool
+from replicator.server.workers.spools import drain_left_spools, worker_audit, worker_spool
 from replicator.server.workers.state import SharedState
 from store.admin import AclAdmin
 from store.errors import InvalidConfigError
@@ -320,7 +320,8 @@ class Node:
                 ssl_principal_mapping_rules=s.ssl_principal_mapping_rules,
                 kerberos_rules=None if s.kerberos_rules is None else tuple(s.kerberos_rules),
                 kerberos_default_realm=s.kerberos_default_realm,
-                audit=s.audit, audit_sink=audit_sink if s.audit is not None else None,
+                audit=worker_audit(s.audit, number, s.decision_workers),
+                audit_sink=audit_sink if s.audit is not None else None,
                 spool_dir=spools[number] if s.audit is not None else None,
                 log_level=logging.getLogger().getEffectiveLevel(),
             )  # fmt: skip

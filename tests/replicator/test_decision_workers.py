@@ -165,8 +165,11 @@ def test_a_killed_worker_is_replaced_and_decisions_go_on(node: Node, admin: Stor
     # New connections while it is down are answered (by the other worker, or the node).
     for _ in range(4):
         assert Connection(node.port).can_read("User:k", "after-kill", min_offset=written)[0] == "ALLOWED"
-    wait_until(lambda: node.workers is not None and all(w.alive for w in node.workers.workers)
-               and node.workers.workers[0].process.pid != victim, timeout=20, what="a new worker 0")  # fmt: skip
+    def replaced() -> bool:
+        pool = node.workers
+        return pool is not None and all(w.alive for w in pool.workers) and pool.workers[0].process.pid != victim
+
+    wait_until(replaced, timeout=20, what="a new worker 0")
     time.sleep(0.2)
     connections = _connections(node, 2 * WORKERS)
     assert all(c.can_read("User:k", "after-kill")[0] == "ALLOWED" for c in connections)

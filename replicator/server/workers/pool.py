@@ -32,7 +32,12 @@ from typing import Final
 from replicator.index import IndexPosition
 from replicator.replica import Replica
 from replicator.server.http import SidecarHTTPServer
-from replicator.server.workers.process import WorkerConfig, snapshot_path
+from replicator.server.workers.process import (
+    CONNECTION,
+    FIGURES_ASKED,
+    WorkerConfig,
+    snapshot_path,
+)
 from replicator.server.workers.state import FATAL, LOG_ERROR, READY, PublishedState, SharedState
 from store.errors import InvalidConfigError
 
@@ -40,6 +45,7 @@ _log = logging.getLogger("aclstore.workers")
 STATUS_INTERVAL_S: Final = 0.02
 START_TIMEOUT_S: Final = 60.0
 STOP_TIMEOUT_S: Final = 15.0
+FIGURES_TIMEOUT_S: Final = 1.0
 _RESTART_BACKOFF_S: Final = (0.5, 1.0, 2.0, 5.0)
 
 
@@ -144,6 +150,21 @@ class DecisionWorkers:
         return int(self.listener.getsockname()[1])
 
     def snapshot_paths(self) -> list[Path]:
+        """The workers' figure files, each written as of now by its worker (one that does
+        not answer within :data:`FIGURES_TIMEOUT_S` keeps its last file)."""
+        for worker in self.workers:
+            if not worker.alive:
+                continue
+            try:
+                with worker.lock:
+                    worker.control.sendall(FIGURES_ASKED)
+                    worker.control.settimeout(FIGURES_TIMEOUT_S)
+                    try:
+                        worker.control.recv(1)
+                    finally:
+                        worker.control.settimeout(None)
+            except OSError:
+                continue
         return [snapshot_path(self.run_dir, n) for n in range(self.count)]
 
     # -- the processes ---------------------------------------------------------------------------
@@ -225,7 +246,7 @@ class DecisionWorkers:
                 continue
             try:
                 with worker.lock:
-                    socket.send_fds(worker.control, [b"c"], [connection.fileno()])
+                    socket.send_fds(worker.control, [CONNECTION], [connection.fileno()])
             except OSError:
                 continue
             connection.close()

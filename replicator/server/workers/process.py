@@ -51,6 +51,12 @@ REFRESH_S: Final = 0.02
 """How often an idle worker catches up with the node's published offset (a request catches
 up at once): keeps the follower's cache current between requests."""
 SNAPSHOT_S: Final = 1.0
+CONNECTION: Final = b"c"
+"""What the node sends with each connection's descriptor."""
+FIGURES_ASKED: Final = b"m"
+"""What the node sends to have the worker's figures written now (answered
+:data:`FIGURES_WRITTEN`): a scrape of ``/metrics`` reads them as of the scrape."""
+FIGURES_WRITTEN: Final = b"k"
 FORWARD_TIMEOUT_S: Final = 600.0
 """Bound of one forwarded request's wait for the node (a long downgrade check included)."""
 
@@ -201,6 +207,9 @@ class DecisionWorker:
                     break  # the node closed its end, or died
                 for fd in fds:
                     self._take(fd)
+                if FIGURES_ASKED in message:  # the node's /metrics is being scraped
+                    self._write_figures()
+                    control.sendall(FIGURES_WRITTEN)
         finally:
             self.close()
 

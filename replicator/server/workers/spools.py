@@ -2,14 +2,16 @@
 
 Worker 0 writes the node's own spool directory (``audit-spool``), so a node that changes
 between answering in its own process and answering in workers keeps one spool; worker ``n``
-writes ``audit-spool-n``.  A node started with fewer workers than before ships what the
-others left: each such spool with events not yet shipped gets a sender until it is empty.
+writes ``audit-spool-n``; the node's bound of unshipped events is split between them.  A
+node started with fewer workers than before ships what the others left: each such spool with
+events not yet shipped gets a sender until it is empty.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Set
+from dataclasses import replace
 from pathlib import Path
 
 from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, AuditSinkOpener, Spool
@@ -20,6 +22,16 @@ _log = logging.getLogger("aclstore.workers")
 def worker_spool(number: int) -> str:
     """The spool directory (under the data directory) of worker ``number``."""
     return SPOOL_DIR if number == 0 else f"{SPOOL_DIR}-{number}"
+
+
+def worker_audit(settings: AuditSettings | None, number: int, workers: int) -> AuditSettings | None:
+    """Worker ``number``'s share of the node's audit settings: the bound of events kept
+    unshipped (``--audit-buffer-max-events``) is the node's, split between its workers (the
+    first ones take the remainder), so the node as a whole keeps at most that many."""
+    if settings is None:
+        return None
+    share, extra = divmod(settings.buffer_max_events, workers)
+    return replace(settings, buffer_max_events=max(1, share + (1 if number < extra else 0)))
 
 
 def drain_left_spools(
