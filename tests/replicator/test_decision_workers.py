@@ -167,7 +167,9 @@ def test_a_killed_worker_is_replaced_and_decisions_go_on(node: Node, admin: Stor
         assert Connection(node.port).can_read("User:k", "after-kill", min_offset=written)[0] == "ALLOWED"
     def replaced() -> bool:
         pool = node.workers
-        return pool is not None and all(w.alive for w in pool.workers) and pool.workers[0].process.pid != victim
+        if pool is None:
+            return False
+        return all(w.alive for w in pool.workers) and pool.workers[0].process.pid != victim
 
     wait_until(replaced, timeout=20, what="a new worker 0")
     time.sleep(0.2)
