@@ -46,9 +46,10 @@ def main(argv: list[str]) -> int:
             parser.error(f"--events takes a positive count, for a benchmark that takes a size ({args.name})")
         options["events"] = args.events
     if args.minutes is not None:
-        if "minutes" not in takes or not args.minutes > 0:
-            parser.error(f"--minutes takes a positive number, for a benchmark that runs for a time "
-                         f"(soak), not {args.name}")  # fmt: skip
+        if "minutes" not in takes:
+            parser.error(f"--minutes is for a benchmark that runs for a time (soak), not {args.name}")
+        if not args.minutes > 0:
+            parser.error(f"--minutes takes a positive number of minutes, not {args.minutes:g}")
         options["minutes"] = args.minutes
     targets = module.run(quick=args.quick, **options)
     print_targets(targets)
