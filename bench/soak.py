@@ -132,6 +132,12 @@ def _tree(node: psutil.Process) -> _Tree:
     return _Tree(rss, files, fds, threads, _node_cpu(node))
 
 
+def _paced(seconds: float) -> int:
+    """Decisions the clients ask in ``seconds`` when they keep their pace."""
+    per_request = (9 * 1 + load.BATCH) / 10
+    return round(CLIENTS * CLIENT_RATE * seconds * per_request)
+
+
 def _count(label: str, value: int, note: str = "") -> None:
     print(f"  {label}: {value:,}" + (f" ({note})" if note else ""), flush=True)
 
@@ -239,7 +245,8 @@ def _run(size: int, span: float, warmup_s: float, tmp: Path) -> list[Target]:
             process.start()
         print(f"load average at start: {load_average()}; {CLIENTS} clients at {CLIENT_RATE:g} "
               f"requests/s (every tenth a batch of {load.BATCH}), {WRITE_RATE:g} changes/s; a warm-up "
-              f"of {warmup_s:g} s, then {intervals} intervals of {interval_s:g} s", flush=True)  # fmt: skip
+              f"of {warmup_s:g} s, then {intervals} intervals of {interval_s:g} s; at full pace "
+              f"{_paced(interval_s):,} decisions an interval", flush=True)  # fmt: skip
         tally = _Tally(time.time() + warmup_s, interval_s)
         tally.drain(reports, tally.start)
         watch = _Watch(psutil.Process(server.process.pid), server.port, data_dir / SPOOL_DIR)
