@@ -51,7 +51,7 @@ from bench import _soak_load as load
 from bench._soak_figures import Latencies, Minute, audit_missing, growth_window, p99_drift, rss_growth_pct
 from bench.downgrade import _admin_loaded, _wait_ready, prefilled_log
 from bench.process import load_average, machine_text
-from bench.report import Target, figure
+from bench.report import Target, figure, median
 from bench.sidecar import _node_cpu, _Server
 from replicator.server.audit import SPOOL_DIR
 from store.log.embedded import EmbeddedChangeLog
@@ -273,7 +273,12 @@ def _run(size: int, span: float, warmup_s: float, tmp: Path) -> list[Target]:
         print(f"  error: {message}", flush=True)
     errors = sum(tally.errors.values()) + sum(1 for p in processes if p.exitcode != 0)
     missing = _audit_check(tally, end, _read_audit_log(data_dir / "audit"))
-    figure("RSS growth window", growth_window(len(lines)), f"intervals of {interval_s:g} s")
+    window = growth_window(len(lines))
+    print(f"  RSS growth over the last {window} intervals: {watch.rss[-window - 1] / 1e6:.1f} MB "
+          f"to {watch.rss[-1] / 1e6:.1f} MB", flush=True)  # fmt: skip
+    p99s = sorted(line.singles.p99 for line in lines)
+    print(f"  single decisions' p99 over the intervals: min {p99s[0]:.2f}, median {median(p99s):.2f}, "
+          f"max {p99s[-1]:.2f} ms", flush=True)  # fmt: skip
     return [
         Target("soak_rss_growth", rss_growth_pct(watch.rss), "%", 5.0, higher_is_better=False),
         Target("soak_p99_drift", p99_drift(lines), "ratio", 1.2, higher_is_better=False),
