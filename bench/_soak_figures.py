@@ -75,6 +75,12 @@ class Minute:
         )
 
 
+def interval_of(at: float, start: float, interval_s: float) -> int:
+    """The interval a request sent at ``at`` belongs to: 1 for ``[start, start + interval_s)``,
+    2 for the next, and 0 for the warm-up before ``start``."""
+    return max(0, math.floor((at - start) / interval_s) + 1)
+
+
 def growth_window(minutes: int) -> int:
     """How many of the last minutes the RSS growth is measured over: 20, or the last 2/3 of a
     run shorter than 30 minutes (rounded down, at least one)."""

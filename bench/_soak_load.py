@@ -204,7 +204,7 @@ def write(port: int, token: str, table: Grants, rate: float, stop: Any, queue: A
         try:
             status, answer = connection.post(path, json.dumps(body).encode())
             ms = (time.perf_counter() - started) * 1000
-            wrong = _write_error(path, status, answer)
+            wrong = write_error(path, status, answer)
             if wrong is None:
                 report.samples.append(Sample(at, ms, 0, 0))
             else:
@@ -219,7 +219,7 @@ def write(port: int, token: str, table: Grants, rate: float, stop: Any, queue: A
     queue.put(report)
 
 
-def _write_error(path: str, status: int, answer: bytes) -> str | None:
+def write_error(path: str, status: int, answer: bytes) -> str | None:
     """What is wrong with a write's answer, or None."""
     if not 200 <= status < 300:
         return f"{path} answered {status}: {answer[:200]!r}"

@@ -48,7 +48,15 @@ from typing import Any, Final
 import psutil
 
 from bench import _soak_load as load
-from bench._soak_figures import Latencies, Minute, audit_missing, growth_window, p99_drift, rss_growth_pct
+from bench._soak_figures import (
+    Latencies,
+    Minute,
+    audit_missing,
+    growth_window,
+    interval_of,
+    p99_drift,
+    rss_growth_pct,
+)
 from bench.downgrade import _admin_loaded, _wait_ready, prefilled_log
 from bench.process import load_average, machine_text
 from bench.report import Target, figure, median
@@ -81,7 +89,7 @@ class _Tally:
     ended: set[str] = field(default_factory=set)
 
     def interval(self, at: float) -> int:
-        return max(0, math.floor((at - self.start) / self.interval_s) + 1)
+        return interval_of(at, self.start, self.interval_s)
 
     def add(self, report: load.Report) -> None:
         for s in report.samples:
@@ -347,6 +355,4 @@ def _audit_check(tally: _Tally, m: dict[str, float], audit: _AuditLog) -> int:
     _count("audit log: ALLOWED events", audit.allowed,
            f"of {allowed:,} allowed: the 1 % sample and each binding's first use")  # fmt: skip
     unshipped = m["aclstore_audit_dropped_events_total"] + m["aclstore_audit_buffered_events"]
-    return audit_missing(
-        denials_answered=tally.denied, denials_logged=audit.denied, unshipped=int(unshipped)
-    )
+    return audit_missing(denials_answered=tally.denied, denials_logged=audit.denied, unshipped=int(unshipped))

@@ -11,10 +11,11 @@ from bench._soak_figures import (
     Minute,
     audit_missing,
     growth_window,
+    interval_of,
     p99_drift,
     rss_growth_pct,
 )
-from bench._soak_load import grants
+from bench._soak_load import grants, write_error
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 
 pytestmark = pytest.mark.unit
@@ -107,3 +108,34 @@ def test_the_clients_ask_about_what_allow_bindings_grant() -> None:
         seed=1,
     )
     assert table == [("User:a", [("TOPIC", "WRITE", "team1.app2.events"), ("TOPIC", "READ", "team1.events")])]
+
+
+def test_requests_are_filed_under_the_interval_they_were_sent_in() -> None:
+    start, length = 1000.0, 60.0
+    assert interval_of(940.0, start, length) == 0  # the warm-up
+    assert interval_of(999.999, start, length) == 0
+    assert interval_of(1000.0, start, length) == 1
+    assert interval_of(1059.999, start, length) == 1
+    assert interval_of(1060.0, start, length) == 2
+    assert interval_of(2800.5, start, length) == 31  # after the 30th: the stop's last requests
+    assert interval_of(1044.9, start, 45.0) == 1
+    assert interval_of(1045.0, start, 45.0) == 2
+
+
+CREATED = b'{"results": [{"binding": {}, "error": null}], "offset": 7, "recordsWritten": 1}'
+DELETED = b'{"results": [{"filter": {}, "deleted": [{}], "error": null}], "offset": 8, "recordsWritten": 1}'
+
+
+def test_a_write_the_log_carried_out_is_no_error() -> None:
+    assert write_error("/v1/acls", 200, CREATED) is None
+    assert write_error("/v1/acls/delete", 200, DELETED) is None
+
+
+def test_a_write_that_did_not_do_what_was_asked_is_an_error() -> None:
+    assert "answered 503" in str(write_error("/v1/acls", 503, b'{"error": "LogUnavailable"}'))
+    there = CREATED.replace(b'"recordsWritten": 1', b'"recordsWritten": 0')
+    assert "wrote 0 records" in str(write_error("/v1/acls", 200, there))
+    missed = DELETED.replace(b'"deleted": [{}]', b'"deleted": []')
+    assert "deleted 0 bindings" in str(write_error("/v1/acls/delete", 200, missed))
+    refused = CREATED.replace(b'"error": null', b'"error": {"error": "InvalidRequest", "message": "no"}')
+    assert "InvalidRequest" in str(write_error("/v1/acls", 200, refused))
