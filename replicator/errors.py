@@ -32,6 +32,16 @@ class IndexRebuildRequiredError(ReplicaError):
     error_code = KafkaErrorCode.KAFKA_STORAGE_ERROR
 
 
+class IndexCorruptError(IndexRebuildRequiredError):
+    """A file of the index fails RocksDB's checksums or cannot be read whole: the index cannot
+    say which bindings it holds, so the replica refuses to serve from it.  ``path`` is the
+    index directory; the fix is a rebuild from the log (``aclstore serve --rebuild-index``)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class StoredOffsetOutOfRangeError(IndexRebuildRequiredError):
     """The index's applied offset does not fit the log's watermarks (quix-streams'
     ``InvalidStoredOffset``, but never silently corrected): the topic was recreated or

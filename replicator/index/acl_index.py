@@ -30,7 +30,7 @@ from replicator.index.records import (
     SkipRecord,
     StopRecord,
 )
-from replicator.index.tables import open_tables
+from replicator.index.tables import open_tables, verify_tables
 from replicator.index.view import IndexView
 from store.authorizer.grants import PatternAcls
 
@@ -64,6 +64,7 @@ class AclIndex:
         self._write_opt.sync = sync_writes
         self._cache = MatchCache(cache_size)
         try:
+            verify_tables(self._db, self.tables, self.path)
             stored = self._load_meta()
         except BaseException:
             self._close_db()
