@@ -42,6 +42,20 @@ class IndexCorruptError(IndexRebuildRequiredError):
         self.path = path
 
 
+class IndexStorageFullError(ReplicaError):
+    """The file system under the index has too little space left for the next batch: the
+    replica writes nothing (RocksDB would turn read-only after a failed write), keeps
+    answering from what it applied, and tries again until space returns."""
+
+    error_code = KafkaErrorCode.KAFKA_STORAGE_ERROR
+
+    def __init__(self, message: str, *, path: str, free_bytes: int, needed_bytes: int) -> None:
+        super().__init__(message)
+        self.path = path
+        self.free_bytes = free_bytes
+        self.needed_bytes = needed_bytes
+
+
 class StoredOffsetOutOfRangeError(IndexRebuildRequiredError):
     """The index's applied offset does not fit the log's watermarks (quix-streams'
     ``InvalidStoredOffset``, but never silently corrected): the topic was recreated or
