@@ -217,8 +217,9 @@ class Replica:
         self._closing = threading.Event()
         self._halted_at: int | None = None
         self._read_error: StoreError | None = None
-        self._storage_error: IndexStorageFullError | None = None
         """Why the last read of the log failed (None once a read succeeds)."""
+        self._storage_error: IndexStorageFullError | None = None
+        """Why the last batch could not be written (None once one is)."""
         self._end_error: StoreError | None = None
         """Why the last request for the log end failed (None once one succeeds)."""
         self._fatal: BaseException | None = None
