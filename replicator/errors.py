@@ -24,9 +24,9 @@ class IndexOpenError(ReplicaError):
 class IndexRebuildRequiredError(ReplicaError):
     """The stored index cannot be used as it is: its layout or its reader format differs.
 
-    The fix is always the same: delete the index directory (or call
-    :meth:`replicator.replica.Replica.discard_index`) so the replica bootstraps from the compacted
-    log.
+    The fix is always the same: delete the index directory (``aclstore serve --rebuild-index``,
+    or :meth:`replicator.replica.Replica.discard_index`) so the replica bootstraps from the
+    compacted log.
     """
 
     error_code = KafkaErrorCode.KAFKA_STORAGE_ERROR
