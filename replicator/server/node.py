@@ -108,6 +108,9 @@ class NodeSettings:
     audit: AuditSettings | None = field(default_factory=AuditSettings)
     """None turns audit emission off."""
     replica: ReplicaSettings = field(default_factory=_default_replica_settings)
+    rebuild_index: bool = False
+    """Delete the replica's index before opening it, so it is rebuilt from the log (the fix
+    for a damaged index: ``--rebuild-index``)."""
 
     @property
     def all_super_users(self) -> tuple[str, ...]:
@@ -200,6 +203,8 @@ class Node:
             local_config=local,
             max_resume_age_ms=_resume_age_bound(s.replica, replica_log),
         )
+        if s.rebuild_index:
+            _discard_index(self.data_dir / "index")
         self.replica = Replica.open(self.data_dir / "index", replica_log, replica_settings)
         # The access-diff questions run where the state is (the replica's index); the admin
         # catches up with the log for them, and asks them for its format gate.
@@ -281,6 +286,12 @@ class Node:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def _discard_index(index_dir: Path) -> None:
+    """``--rebuild-index``: the index goes, and the replica bootstraps from the log."""
+    _log.warning("deleting the index in %s to rebuild it from the log (--rebuild-index)", index_dir)
+    Replica.discard_index(index_dir)
 
 
 def _resume_age_bound(settings: ReplicaSettings, log: ChangeLog) -> int | None:

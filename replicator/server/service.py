@@ -525,13 +525,20 @@ class SidecarService:
         A log that becomes unreachable later leaves it 200: the replica still answers from its
         own state, and a broker's plugin waits for 200 before it opens its listeners (a broker
         that is the log itself would wait forever).  The body says so: ``lag`` null,
-        ``logEndAgeMs`` and ``logError``."""
+        ``logEndAgeMs`` and ``logError``.  A node that cannot write its index or its audit
+        spool (a full file system) answers 503, ``storageError`` naming the directory."""
         status = self.replica.status()
-        return Response.json(answers.status_json(status), 200 if status.ready else 503)
+        spool = self._spool_problem()
+        ready = status.ready and spool is None and status.storage_error is None
+        return Response.json(answers.status_json(status, spool), 200 if ready else 503)
+
+    def _spool_problem(self) -> str | None:
+        """A node that cannot write its audit spool is not ready: ``storageError`` says why."""
+        return None if self.audit is None else self.audit.storage_problem()
 
     def status(self, request: HttpRequest) -> Response:
         self._check_decision_caller(request)
-        return Response.json(answers.status_json(self.replica.status()))
+        return Response.json(answers.status_json(self.replica.status(), self._spool_problem()))
 
     def wait_offset(self, request: HttpRequest) -> Response:
         """A long-poll on the applied offset: how a broker plugin learns, without a timer,
