@@ -48,7 +48,10 @@ def test_nothing_is_served_without_a_session(node: Node) -> None:
         status, _, body = _raw(node, "POST", "/ui/api/v1/acls/dry-run", dry_run.encode(), sent)
         assert status == 401, body
     # what is served: the login page and its style sheet
-    assert _raw(node, "GET", "/ui/login")[0] == 200
+    status, headers, body = _raw(node, "GET", "/ui/login")
+    assert status == 200 and b'action="/ui/login"' in body
+    # only the node's own assets: no CDN, no inline script
+    assert "default-src 'none'; script-src 'self'; style-src 'self'" in headers["Content-Security-Policy"]
     assert _raw(node, "GET", "/ui/login.css")[0] == 200
 
 
