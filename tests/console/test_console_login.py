@@ -119,3 +119,17 @@ def test_a_session_can_do_what_its_token_can(node: Node, page: Page, tmp_path: P
     revoke_credentials(node.data_dir, token=token, principal=None)
     page.reload()
     assert page.url == f"{node.url}/ui/login"
+
+
+def test_a_login_posted_from_another_site_is_refused(node: Node) -> None:
+    """A page elsewhere cannot log a visitor into a session of its choosing (login CSRF)."""
+    assert node.server is not None
+    form = f"token={admin_token(node)}".encode()
+    own = f"127.0.0.1:{node.server.port}"
+    sent = {"Content-Type": "application/x-www-form-urlencoded"}
+    status, headers, body = _raw(node, "POST", "/ui/login", form,
+                                 {**sent, "Origin": "http://elsewhere.example"})  # fmt: skip
+    assert status == 401 and "Set-Cookie" not in headers
+    assert b"elsewhere.example" in body
+    status, headers, _ = _raw(node, "POST", "/ui/login", form, {**sent, "Origin": f"http://{own}"})
+    assert status == 303 and headers["Set-Cookie"].startswith("aclstore_console=")

@@ -24,7 +24,7 @@ from email.message import Message
 from http.cookies import CookieError, SimpleCookie
 from importlib import resources
 from typing import Final
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from replicator.contract.access import OFFSET_HEADER
 from replicator.contract.bindings import filter_json
@@ -50,7 +50,7 @@ _SECURITY_HEADERS: Final = (
      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
      "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
     ("X-Content-Type-Options", "nosniff"),
-    ("Referrer-Policy", "no-referrer"),
+    ("Referrer-Policy", "same-origin"),  # no-referrer would make the forms' Origin "null"
     ("Cache-Control", "no-store"),
 )  # fmt: skip
 _PUBLIC: Final = ("login.css",)
@@ -71,6 +71,21 @@ def _with_headers(response: Response, *extra: tuple[str, str]) -> Response:
 
 def _see_other(location: str, *extra: tuple[str, str]) -> Response:
     return _with_headers(Response(303, b"", _HTML), ("Location", location), *extra)
+
+
+def _check_origin(request: HttpRequest) -> None:
+    """A form posted from another site is refused: a browser names the page's origin on a POST,
+    and it must be the node's own (the ``Host`` the browser called).  Without this, a page
+    elsewhere could log a visitor into a session of its own choosing."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return  # not a browser's cross-site form: browsers send Origin with every form POST
+    host = request.headers.get("Host", "")
+    if urlsplit(origin).netloc != host:
+        raise UnauthenticatedError(
+            f"a console form was posted from {origin!r}, not from this node ({host!r}): open "
+            "the console at the node's own address"
+        )
 
 
 class Console:
@@ -178,6 +193,7 @@ class Console:
         ``certificate`` the client certificate of this connection."""
         form = parse_qs(request.body.decode("utf-8", "replace"), keep_blank_values=True)
         try:
+            _check_origin(request)
             if "certificate" in form:
                 if not request.peer_subject:
                     raise UnauthenticatedError(
@@ -210,6 +226,7 @@ class Console:
         return _see_other("/ui/acls", ("Set-Cookie", cookie))
 
     def logout(self, request: HttpRequest) -> Response:
+        _check_origin(request)
         session_id = self._session_id(request)
         if session_id is not None:
             self.sessions.close(session_id)
