@@ -1,7 +1,8 @@
 """``python -m bench NAME [--quick]``: run one benchmark; it ends with its TARGET lines.
 
 Each benchmark is a module ``bench/<NAME>.py`` with ``run(quick: bool) -> list[Target]``; one
-whose ``run`` also takes ``events`` (the history's size) accepts ``--events N``.
+whose ``run`` also takes ``events`` (the history's size) accepts ``--events N``, and one whose
+``run`` takes ``minutes`` (how long it runs) accepts ``--minutes M``.
 """
 
 from __future__ import annotations
@@ -35,14 +36,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("name", choices=names, help="which benchmark to run")
     parser.add_argument("--quick", action="store_true", help="smaller sizes: a minute or two")
     parser.add_argument("--events", type=int, help="how many events (benchmarks that take a size)")
+    parser.add_argument("--minutes", type=float, help="how long to run (benchmarks that take a time)")
     args = parser.parse_args(argv)
     module = importlib.import_module(f"bench.{args.name}")
-    if args.events is None:
-        targets = module.run(quick=args.quick)
-    elif "events" in inspect.signature(module.run).parameters and args.events > 0:
-        targets = module.run(quick=args.quick, events=args.events)
-    else:
-        parser.error(f"--events takes a positive count, for a benchmark that takes a size ({args.name})")
+    takes = inspect.signature(module.run).parameters
+    options: dict[str, int | float] = {}
+    if args.events is not None:
+        if "events" not in takes or args.events <= 0:
+            parser.error(f"--events takes a positive count, for a benchmark that takes a size ({args.name})")
+        options["events"] = args.events
+    if args.minutes is not None:
+        if "minutes" not in takes:
+            parser.error(f"--minutes is for a benchmark that runs for a time (soak), not {args.name}")
+        if not args.minutes > 0:
+            parser.error(f"--minutes takes a positive number of minutes, not {args.minutes:g}")
+        options["minutes"] = args.minutes
+    targets = module.run(quick=args.quick, **options)
     print_targets(targets)
     return 0
 

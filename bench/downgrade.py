@@ -20,7 +20,8 @@ meanwhile (:class:`bench.process.RssWatch`):
   ``gate_decision_p99`` (ms, <= 2), with the quiet p99 and the max printed beside it.
 
 The machine's load average is printed with each figure: on shared cores the times follow it.
-With ``ACLSTORE_BENCH_CACHE=DIR`` the log written for a size is kept there and reused.
+With ``ACLSTORE_BENCH_CACHE=DIR`` the log written for a size is kept there and reused
+(:func:`prefilled_log`, which ``bench soak`` shares).
 """
 
 from __future__ import annotations
@@ -189,19 +190,28 @@ def run(quick: bool) -> list[Target]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run(size: int, tmp: Path) -> list[Target]:
-    started = time.perf_counter()
+def prefilled_log(size: int, log_dir: Path) -> tuple[set[AclBinding], int]:
+    """The :func:`synthetic_bindings` of ``size`` and an embedded log of their ``AclCreated``
+    in ``log_dir`` (a node's ``<data-dir>/log``); the bindings and the last offset.
+
+    With ``ACLSTORE_BENCH_CACHE=DIR`` the log written for a size is kept there and copied on
+    the next call: the same bindings, since the generator is seeded."""
     bindings = synthetic_bindings(size)
-    data_dir = tmp / "node"
     cache = os.environ.get("ACLSTORE_BENCH_CACHE")
     kept = Path(cache) / f"downgrade-log-{size}" if cache else None
     if kept is not None and kept.is_dir():  # the same bindings, written before
-        shutil.copytree(kept, data_dir / "log")
-        last = len(bindings) - 1
-    else:
-        last = prefill(data_dir / "log", bindings)
-        if kept is not None:
-            shutil.copytree(data_dir / "log", kept)
+        shutil.copytree(kept, log_dir)
+        return bindings, len(bindings) - 1
+    last = prefill(log_dir, bindings)
+    if kept is not None:
+        shutil.copytree(log_dir, kept)
+    return bindings, last
+
+
+def _run(size: int, tmp: Path) -> list[Target]:
+    started = time.perf_counter()
+    data_dir = tmp / "node"
+    bindings, last = prefilled_log(size, data_dir / "log")
     figure("bindings", len(bindings), f"(log of {last + 1} records written in "
            f"{time.perf_counter() - started:.1f} s, generation included)")  # fmt: skip
     server = _Server(data_dir)

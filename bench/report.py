@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +46,15 @@ def figure(label: str, value: float, unit: str) -> None:
 
 
 def percentile(samples: Sequence[float], pct: float) -> float:
-    """Nearest-rank percentile of ``samples`` (pct in 0..100)."""
+    """Nearest-rank percentile of ``samples`` (pct in 0..100): the smallest sample with at
+    least ``pct`` % of the samples at or below it, rank ``ceil(pct / 100 * n)``.
+
+    The rank is computed on the decimal ``pct`` as written (99.9 is 999/10), not on its binary
+    float, whose product with ``n`` may land just above a whole rank and pick the next one."""
     if not samples:
         raise ValueError("percentile of no samples")
     ordered = sorted(samples)
-    rank = max(1, min(len(ordered), round(pct / 100 * len(ordered) + 0.5)))
+    rank = max(1, min(len(ordered), math.ceil(Fraction(repr(pct)) * len(ordered) / 100)))
     return ordered[rank - 1]
 
 
