@@ -32,6 +32,7 @@ from replicator.replica import Replica, ReplicaSettings
 from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, AuditSinkOpener
 from replicator.server.audit.sinks import EmbeddedAuditLog, KafkaAuditTopic
 from replicator.server.callers import LOOPBACK_NETWORKS, CallerPolicy
+from replicator.server.console import Console
 from replicator.server.http import HttpLimits, SidecarHTTPServer
 from replicator.server.metrics import SidecarMetrics
 from replicator.server.service import IdentityMapper, SidecarService
@@ -232,9 +233,11 @@ class Node:
             metrics=self.metrics, audit=self.audit, openapi=openapi_bytes(), analyst=analyst,
         )  # fmt: skip
         tls_context = s.tls.server_context() if s.tls is not None else None
+        api = service.routes()
+        console = Console(api, policy, secure=tls_context is not None)  # the web console, /ui/
         try:
             self.server = SidecarHTTPServer(
-                (host, port), service.routes(), tls=tls_context,
+                (host, port), [*api, *console.routes()], tls=tls_context,
                 on_response=self._count_response, limits=s.http_limits,
             )  # fmt: skip
         except OSError as exc:

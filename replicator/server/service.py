@@ -434,7 +434,11 @@ class SidecarService:
         self._check_min_offset(body.min_offset, reached)
         answer = self.replica.list_acls(body.filters, min_offset=reached)
         resources = answer.value if body.scope is None else in_scope(answer.value, body.scope)
-        return Response.streamed(listing_chunks(resources, answer.offset), listing.CONTENT_TYPE)
+        # the offset up front too: a reader that stops early (a page of the console) has it
+        offset_header = ((access.OFFSET_HEADER, str(answer.offset)),)
+        return Response.streamed(
+            listing_chunks(resources, answer.offset), listing.CONTENT_TYPE, offset_header
+        )
 
     def delete_acls(self, request: HttpRequest) -> Response:
         caller = self._admin_principal(request)
