@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 TEST_WORKERS ?= 2
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup jars plugin serve test lint typecheck pytest unit clean
+.PHONY: setup jars plugin browser serve test lint typecheck pytest unit clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found: install Python 3.11"; exit 2; }
@@ -29,6 +29,18 @@ jars: setup
 plugin: setup
 	$(BIN)/python -m devtools plugin
 
+# The web console's tests (tests/console) drive the distribution's Chromium through PyPI's
+# playwright (executable_path, never `playwright install`): installed here when it is missing.
+CHROMIUM := /usr/bin/chromium
+
+browser:
+	@test -x $(CHROMIUM) || { \
+	  command -v apt-get >/dev/null || { echo "error: install Chromium at $(CHROMIUM) (the console's browser tests drive it)"; exit 2; }; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium || \
+	    { $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }; \
+	}
+
 serve: jars
 	$(BIN)/aclstore serve $(ARGS)
 
@@ -38,7 +50,7 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-pytest: jars plugin
+pytest: jars plugin browser
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test: lint typecheck pytest

@@ -82,6 +82,7 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
         audit=audit,
         replica=replica_settings,
         decision_workers=decision_workers(args.decision_workers),
+        rebuild_index=args.rebuild_index,
     )  # fmt: skip
 
 
@@ -236,5 +237,11 @@ def add_parser(commands: Any) -> None:
         choices=("stop", "ignore"),
         default="stop",
         help="what the replica does with events that need a newer format",
+    )
+    a(
+        "--rebuild-index",
+        action="store_true",
+        help="delete the replica's index under --data-dir and rebuild it from the log (the fix "
+        "for an index the node refuses as damaged); give it once, not on every start",
     )
     parser.set_defaults(handler=serve)  # fmt: skip

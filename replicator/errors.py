@@ -24,12 +24,36 @@ class IndexOpenError(ReplicaError):
 class IndexRebuildRequiredError(ReplicaError):
     """The stored index cannot be used as it is: its layout or its reader format differs.
 
-    The fix is always the same: delete the index directory (or call
-    :meth:`replicator.replica.Replica.discard_index`) so the replica bootstraps from the compacted
-    log.
+    The fix is always the same: delete the index directory (``aclstore serve --rebuild-index``,
+    or :meth:`replicator.replica.Replica.discard_index`) so the replica bootstraps from the
+    compacted log.
     """
 
     error_code = KafkaErrorCode.KAFKA_STORAGE_ERROR
+
+
+class IndexCorruptError(IndexRebuildRequiredError):
+    """A file of the index fails RocksDB's checksums or cannot be read whole: the index cannot
+    say which bindings it holds, so the replica refuses to serve from it.  ``path`` is the
+    index directory; the fix is a rebuild from the log (``aclstore serve --rebuild-index``)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class IndexStorageFullError(ReplicaError):
+    """The file system under the index has too little space left for the next batch: the
+    replica writes nothing (RocksDB would turn read-only after a failed write), keeps
+    answering from what it applied, and tries again until space returns."""
+
+    error_code = KafkaErrorCode.KAFKA_STORAGE_ERROR
+
+    def __init__(self, message: str, *, path: str, free_bytes: int, needed_bytes: int) -> None:
+        super().__init__(message)
+        self.path = path
+        self.free_bytes = free_bytes
+        self.needed_bytes = needed_bytes
 
 
 class StoredOffsetOutOfRangeError(IndexRebuildRequiredError):

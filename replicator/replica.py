@@ -38,6 +38,7 @@ from typing import Any, Generic, TypeVar
 
 from replicator.errors import (
     ConsistencyTimeoutError,
+    IndexStorageFullError,
     ReplicaClosedError,
     ReplicaError,
     ReplicaStoppedError,
@@ -161,6 +162,8 @@ class ReplicaStatus:
     stopped: StopRecord | None
     log_error: str | None
     fatal_error: str | None
+    storage_error: str | None
+    """Why the replica cannot write its index now (its file system is full), or None."""
     bindings: int
     ignored_events: int
     skipped_records: int
@@ -235,6 +238,8 @@ class Replica:
         self._halted_at: int | None = None
         self._read_error: StoreError | None = None
         """Why the last read of the log failed (None once a read succeeds)."""
+        self._storage_error: IndexStorageFullError | None = None
+        """Why the last batch could not be written (None once one is)."""
         self._end_error: StoreError | None = None
         """Why the last request for the log end failed (None once one succeeds)."""
         self._fatal: BaseException | None = None
@@ -277,7 +282,11 @@ class Replica:
                     if result.stopped is not None:
                         # under the writer lock, so a skip recorded next is never lost
                         self._halted_at = result.stopped.offset
-                self._read_error = None
+                self._read_error = self._storage_error = None
+            except IndexStorageFullError as exc:  # nothing written: try again once there is room
+                self._storage_error = exc
+                self._closing.wait(self.settings.retry_backoff_s)
+                continue
             except ReplicaError as exc:  # the log was replaced under us: permanent
                 self._fail(exc)
                 return
@@ -351,6 +360,7 @@ class Replica:
             stopped=self.index.stopped,
             log_error=None if log_error is None else str(log_error),
             fatal_error=None if fatal is None else f"{type(fatal).__name__}: {fatal}",
+            storage_error=None if self._storage_error is None else str(self._storage_error),
             bindings=counters.bindings,
             ignored_events=counters.ignored_events,
             skipped_records=counters.skipped_records,

@@ -18,9 +18,11 @@ other test runs on the worker that runs the rest of its module (:mod:`xdist_grou
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
@@ -183,6 +185,20 @@ def kafka_bootstrap(kafka_broker: LocalKafka | None) -> Iterator[str]:
 
         with KafkaContainer().with_kraft() as container:
             yield container.get_bootstrap_server()
+
+
+@pytest.fixture
+def restartable_broker(kafka_broker: LocalKafka | None) -> Iterator[LocalKafka]:
+    """The session's local broker, for tests that stop, kill, freeze or restart it; running
+    (and not frozen) again afterwards."""
+    if kafka_broker is None:
+        pytest.skip("the session's Kafka is not a local broker this run can stop and restart")
+    yield kafka_broker
+    if kafka_broker.pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(kafka_broker.pid, signal.SIGCONT)  # a test that froze it (SIGSTOP)
+    if not kafka_broker.running:
+        kafka_broker.start()
 
 
 @pytest.fixture

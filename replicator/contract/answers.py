@@ -461,6 +461,12 @@ class ReplicaStatusAnswer(Message):
     stopped: StoppedAt | None = wire(Nullable(shape(StoppedAt)))
     log_error: str | None = wire(NULLABLE_TEXT)
     fatal_error: str | None = wire(NULLABLE_TEXT)
+    storage_error: str | None = wire(
+        NULLABLE_TEXT, default=None,
+        description="why the node cannot write its local files (the index or the audit spool: "
+        "their file system is full), naming the directory and the fix; /readyz answers 503 "
+        "while it is set",
+    )  # fmt: skip
     bindings: int = wire(INTEGER)
     ignored_events: int = wire(INTEGER)
     skipped_records: int = wire(INTEGER)
@@ -468,22 +474,25 @@ class ReplicaStatusAnswer(Message):
     too_new_events: str = wire(TEXT)
 
     @classmethod
-    def of(cls, status: ReplicaStatus) -> ReplicaStatusAnswer:
+    def of(cls, status: ReplicaStatus, storage_error: str | None = None) -> ReplicaStatusAnswer:
+        """``storage_error``: a problem of the node's other files (the audit spool), said
+        before the replica's own."""
         stopped = status.stopped
         return cls(
             ready=status.ready, offset=status.offset, timestamp_ms=status.timestamp_ms,
             ready_offset=status.ready_offset, log_end_offset=status.log_end_offset,
             log_end_age_ms=status.log_end_age_ms, lag=status.lag,
             stopped=None if stopped is None else StoppedAt(offset=stopped.offset, reason=stopped.reason),
-            log_error=status.log_error, fatal_error=status.fatal_error, bindings=status.bindings,
+            log_error=status.log_error, fatal_error=status.fatal_error,
+            storage_error=storage_error or status.storage_error, bindings=status.bindings,
             ignored_events=status.ignored_events, skipped_records=status.skipped_records,
             reader_version=status.reader_version, too_new_events=status.too_new_events,
         )  # fmt: skip
 
 
-def status_json(status: ReplicaStatus) -> dict[str, Any]:
+def status_json(status: ReplicaStatus, storage_error: str | None = None) -> dict[str, Any]:
     """``/v1/status`` and ``/readyz`` (schema ``ReplicaStatus``)."""
-    return ReplicaStatusAnswer.of(status).to_json()
+    return ReplicaStatusAnswer.of(status, storage_error).to_json()
 
 
 @message("Health")

@@ -10,6 +10,7 @@ through :class:`~replicator.index.batch.IndexBatch`, reads through
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -18,7 +19,12 @@ from typing import cast
 from rocksdict import WriteBatch, WriteOptions
 
 from replicator.encoding import BY_PATTERN, order_key
-from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
+from replicator.errors import (
+    IndexOpenError,
+    IndexRebuildRequiredError,
+    IndexStorageFullError,
+    SkipRefusedError,
+)
 from replicator.index import meta
 from replicator.index.batch import IndexBatch
 from replicator.index.cache import CacheFigures, CacheKey, MatchCache, Pattern
@@ -30,12 +36,16 @@ from replicator.index.records import (
     SkipRecord,
     StopRecord,
 )
-from replicator.index.tables import open_tables
+from replicator.index.tables import open_tables, verify_tables
 from replicator.index.view import IndexView
 from store.authorizer.grants import PatternAcls
 
 _UPGRADE_BATCH = 10_000
 """Bindings per ``WriteBatch`` when an older layout gains a table."""
+
+SPACE_SLACK_BYTES = 1 << 20
+"""Free space a commit leaves on the index's file system beyond the batch itself and the
+memtables RocksDB has yet to write out as table files."""
 
 
 class AclIndex:
@@ -64,6 +74,7 @@ class AclIndex:
         self._write_opt.sync = sync_writes
         self._cache = MatchCache(cache_size)
         try:
+            verify_tables(self._db, self.tables, self.path)
             stored = self._load_meta()
         except BaseException:
             self._close_db()
@@ -307,6 +318,7 @@ class AclIndex:
         self, batch: IndexBatch, wb: WriteBatch, position: IndexPosition, anchor: LogAnchor | None
     ) -> None:
         """Write ``wb`` and publish what it changed (called by :meth:`IndexBatch.commit`)."""
+        self._check_space(wb)
         progress = self._progress
         if self.before_visible is not None and position.offset != progress.position.offset:
             self.before_visible(position.offset)
@@ -332,6 +344,26 @@ class AclIndex:
             if self.after_visible is not None:
                 self.after_visible(position)
             progress.cond.notify_all()
+
+    def _check_space(self, wb: WriteBatch) -> None:
+        """Refuse a batch the file system has no room for, before RocksDB sees it: a write
+        that fails for want of space leaves RocksDB read-only until it is reopened, while a
+        batch refused here is simply tried again (the tailer reads from the applied offset)."""
+        stat = os.statvfs(self.path)
+        free = stat.f_bavail * stat.f_frsize
+        unflushed = sum(
+            family.property_int_value("rocksdb.cur-size-all-mem-tables") or 0
+            for family in (self._db, self.tables.acl, self.tables.meta)
+        )
+        needed = wb.size_in_bytes() + unflushed + SPACE_SLACK_BYTES
+        if free < needed:
+            raise IndexStorageFullError(
+                f"no space for the index in {self.path}: {free} bytes free, {needed} needed "
+                "to apply the next batch; the replica answers from what it applied and "
+                "applies nothing more until space is freed on that file system (it retries "
+                "by itself)",
+                path=str(self.path), free_bytes=free, needed_bytes=needed,
+            )  # fmt: skip
 
     def _check_open(self) -> None:
         if self._progress.closed:

@@ -130,13 +130,15 @@ class Response:
         return cls(status, dumps(value), JSON, extra)
 
     @classmethod
-    def streamed(cls, chunks: Iterator[bytes], content_type: str) -> Response:
+    def streamed(
+        cls, chunks: Iterator[bytes], content_type: str, headers: tuple[tuple[str, str], ...] = ()
+    ) -> Response:
         """A 200 whose body is written chunk by chunk as ``chunks`` yields (HTTP/1.1 chunked
         transfer coding), the socket's send bounding how far the producer runs ahead of the
         client.  Whatever goes wrong once the 200 is sent must be said in the body: an
         exception out of ``chunks`` closes the connection without the last chunk, which a
         client reads as a body cut short."""
-        return cls(200, b"", content_type, (), chunks)
+        return cls(200, b"", content_type, headers, chunks)
 
 
 RouteHandler = Callable[[HttpRequest], Response]

@@ -34,8 +34,9 @@ from replicator.replica import Replica, ReplicaSettings
 from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, AuditSinkOpener
 from replicator.server.audit.sinks import EmbeddedAuditLog, KafkaAuditTopic
 from replicator.server.callers import LOOPBACK_NETWORKS, CallerPolicy
+from replicator.server.console import Console
 from replicator.server.decisions import IdentityMapper
-from replicator.server.http import HttpLimits, SidecarHTTPServer
+from replicator.server.http import HttpLimits, Route, SidecarHTTPServer
 from replicator.server.metrics import SidecarMetrics
 from replicator.server.service import SidecarService
 from replicator.server.tls import TlsSettings, check_listener_security
@@ -121,6 +122,9 @@ class NodeSettings:
     decision_workers: int = 0
     """Processes answering decisions beside the node's own (:mod:`replicator.server.workers`);
     0 answers them in the node's process.  ``aclstore serve`` defaults to the cores available."""
+    rebuild_index: bool = False
+    """Delete the replica's index before opening it, so it is rebuilt from the log (the fix
+    for a damaged index: ``--rebuild-index``)."""
 
     @property
     def all_super_users(self) -> tuple[str, ...]:
@@ -217,6 +221,8 @@ class Node:
             local_config=local,
             max_resume_age_ms=_resume_age_bound(s.replica, replica_log),
         )
+        if s.rebuild_index:
+            _discard_index(self.data_dir / "index")
         self.replica = Replica.open(self.data_dir / "index", replica_log, replica_settings)
         # The access-diff questions run where the state is (the replica's index); the admin
         # catches up with the log for them, and asks them for its format gate.
@@ -245,12 +251,15 @@ class Node:
             metrics=self.metrics, audit=self.audit, openapi=openapi_bytes(), analyst=analyst,
         )  # fmt: skip
         tls_context = s.tls.server_context() if s.tls is not None else None
+        api = service.routes()
+        console = Console(api, policy, secure=tls_context is not None)  # the web console, /ui/
+        routes = [*api, *console.routes()]
         if s.decision_workers:
-            listen_port = self._start_workers(s, host, port, service, tls_context, audit_sink)
+            listen_port = self._start_workers(s, host, port, service, routes, tls_context, audit_sink)
         else:
             try:
                 self.server = SidecarHTTPServer(
-                    (host, port), service.routes(), tls=tls_context,
+                    (host, port), routes, tls=tls_context,
                     on_response=self._count_response, limits=s.http_limits,
                 )  # fmt: skip
             except OSError as exc:
@@ -280,6 +289,7 @@ class Node:
         host: str,
         port: int,
         service: SidecarService,
+        routes: list[Route],
         tls_context: ssl.SSLContext | None,
         audit_sink: AuditSinkOpener | None,
     ) -> int:
@@ -291,11 +301,11 @@ class Node:
         self._publisher = ReplicaPublisher(self.replica, SharedState.create(state_path(run_dir)))
         secret = secrets.token_urlsafe(32)
         internal = self.internal = SidecarHTTPServer(
-            ("127.0.0.1", 0), service.routes(), on_response=self._count_response,
+            ("127.0.0.1", 0), routes, on_response=self._count_response,
             limits=s.http_limits, forwarded_by=secret,
         ).start()  # fmt: skip
         fallback = SidecarHTTPServer(
-            (host, 0), service.routes(), on_response=self._count_response, limits=s.http_limits,
+            (host, 0), routes, on_response=self._count_response, limits=s.http_limits,
             bind=False,
         )  # fmt: skip
         try:
@@ -331,6 +341,7 @@ class Node:
             tls=tls_context, run_dir=run_dir,
         )  # fmt: skip
         self.metrics.exposed = MergedRegistry(self.metrics.registry, self.workers.snapshot_paths)
+        service.worker_spools = self.workers.storage_problem
         return self.workers.port
 
     def _count_response(self, route: str, status: int) -> None:
@@ -387,6 +398,12 @@ class Node:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def _discard_index(index_dir: Path) -> None:
+    """``--rebuild-index``: the index goes, and the replica bootstraps from the log."""
+    _log.warning("deleting the index in %s to rebuild it from the log (--rebuild-index)", index_dir)
+    Replica.discard_index(index_dir)
 
 
 def _resume_age_bound(settings: ReplicaSettings, log: ChangeLog) -> int | None:

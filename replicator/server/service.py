@@ -161,6 +161,8 @@ class SidecarService:
         self.openapi = openapi
         self.analyst = analyst
         self.local_super_users = tuple(local_super_users)
+        self.worker_spools: Callable[[], str | None] | None = None
+        """With decision workers: why one of their audit spools cannot be written, if so."""
         self.decisions = DecisionEndpoints(
             replica=replica, policy=policy, identities=identities, metrics=metrics, audit=audit
         )
@@ -245,7 +247,11 @@ class SidecarService:
         self._check_min_offset(body.min_offset, reached)
         answer = self.replica.list_acls(body.filters, min_offset=reached)
         resources = answer.value if body.scope is None else in_scope(answer.value, body.scope)
-        return Response.streamed(listing_chunks(resources, answer.offset), listing.CONTENT_TYPE)
+        # the offset up front too: a reader that stops early (a page of the console) has it
+        offset_header = ((access.OFFSET_HEADER, str(answer.offset)),)
+        return Response.streamed(
+            listing_chunks(resources, answer.offset), listing.CONTENT_TYPE, offset_header
+        )
 
     def delete_acls(self, request: HttpRequest) -> Response:
         caller = self._admin_principal(request)
@@ -336,13 +342,23 @@ class SidecarService:
         A log that becomes unreachable later leaves it 200: the replica still answers from its
         own state, and a broker's plugin waits for 200 before it opens its listeners (a broker
         that is the log itself would wait forever).  The body says so: ``lag`` null,
-        ``logEndAgeMs`` and ``logError``."""
+        ``logEndAgeMs`` and ``logError``.  A node that cannot write its index or its audit
+        spool (a full file system) answers 503, ``storageError`` naming the directory."""
         status = self.replica.status()
-        return Response.json(answers.status_json(status), 200 if status.ready else 503)
+        spool = self._spool_problem()
+        ready = status.ready and spool is None and status.storage_error is None
+        return Response.json(answers.status_json(status, spool), 200 if ready else 503)
+
+    def _spool_problem(self) -> str | None:
+        """A node that cannot write its audit spool (or a decision worker its own) is not
+        ready: ``storageError`` says why."""
+        if self.audit is not None:
+            return self.audit.storage_problem()
+        return None if self.worker_spools is None else self.worker_spools()
 
     def status(self, request: HttpRequest) -> Response:
         self.decisions.check_caller(request)
-        return Response.json(answers.status_json(self.replica.status()))
+        return Response.json(answers.status_json(self.replica.status(), self._spool_problem()))
 
     def wait_offset(self, request: HttpRequest) -> Response:
         """A long-poll on the applied offset: how a broker plugin learns, without a timer,

@@ -9,7 +9,6 @@ import pytest
 from replica_support import LogFactory
 from sidecar_support import start_node
 
-from devtools.kafka_process import LocalKafka
 from replicator.server.node import Node
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog
 
@@ -45,14 +44,3 @@ def node(tmp_path: Path) -> Iterator[Node]:
     n = start_node(tmp_path / "node")
     yield n
     n.stop()
-
-
-@pytest.fixture
-def restartable_broker(kafka_broker: LocalKafka | None) -> Iterator[LocalKafka]:
-    """The session's local broker, for tests that stop it; started again afterwards."""
-    if kafka_broker is None:
-        pytest.skip("the session's Kafka is not a local broker this run can stop and restart")
-    yield kafka_broker
-    if not kafka_broker.running:
-        kafka_broker.start()
-

@@ -446,7 +446,11 @@ def test_openapi_is_served_as_checked_in_and_covers_every_route(node: Node, raw:
     status, served, _ = raw.call("GET", "/openapi.json")
     assert status == 200 and served == json.loads(checked_in)
     assert node.server is not None
-    routes = {(method.lower(), path) for method, path in node.server.routes}
+    # the web console's pages and calls (/ui/...) are a browser's, not the API's
+    routes = {
+        (method.lower(), path) for method, path in node.server.routes if not path.startswith("/ui")
+    }
+    assert any(path.startswith("/ui/") for _, path in node.server.routes)
     documented = {(method, path) for path, item in served["paths"].items() for method in item}
     assert routes == documented
 

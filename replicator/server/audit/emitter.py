@@ -213,6 +213,11 @@ class AuditEmitter:
             sender_restarts=self.sender_process.restarts if self.sender_process is not None else 0,
         )
 
+    def storage_problem(self) -> str | None:
+        """Why audited decisions cannot be written now (the spool's file system is full),
+        naming the directory and the fix; None when they can."""
+        return self.spool.storage_problem()
+
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every written event was acknowledged by the sink; False on timeout."""
         deadline = time.monotonic() + timeout

@@ -27,6 +27,7 @@ got, the counts ``/metrics`` shows) is in the mapped ``progress`` file
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -45,17 +46,31 @@ from replicator.server.audit.progress import (
     WRITTEN,
     Progress,
 )
-from store.errors import StoreError
+from store.errors import KafkaErrorCode, StoreError
 
 SEGMENT_SUFFIX: Final = ".audit"
 POSITION_FILE: Final = "shipped"
 ID_FILE: Final = "spool.id"
 _READ_CHUNK: Final = 1 << 20
+SPOOL_SLACK_BYTES: Final = 64 << 10
+"""Free space beyond a failed line's length for the spool to count as writable again."""
 _log = logging.getLogger("aclstore.audit")
 
 
 class AuditSpoolError(StoreError):
     """The spool directory holds something the node cannot resume from."""
+
+
+class AuditSpoolWriteError(AuditSpoolError):
+    """A request's audited decisions could not be written to the spool (its file system is
+    full, or failing): the request is refused rather than answered unaudited, and nothing of
+    the line stays in the segment."""
+
+    error_code = KafkaErrorCode.KAFKA_STORAGE_ERROR
+
+    def __init__(self, message: str, *, directory: str) -> None:
+        super().__init__(message)
+        self.directory = directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +286,8 @@ class Spool(SpoolReader):
         p.set(DROPPED, max(dropped, p.get(DROPPED)))
         p.set(CORRUPT, 0)
         self._lock = threading.Lock()
+        self.write_error: str | None = None
+        self._needed_bytes = 0
         self._base, self._size, self.next_seq = self._recover(stored)
         p.set(WRITTEN, self.next_seq)
         self._fd = self._open_segment(self._base)
@@ -317,7 +334,7 @@ class Spool(SpoolReader):
             if kept:
                 written = body if kept == count else trim(kept)
                 line = b"%d %d %s\n" % (self.next_seq, kept, written)
-                _write_all(self._fd, line)
+                self._write_line(line)
                 self.next_seq += kept
                 self.progress.set(WRITTEN, self.next_seq)
                 self._size += len(line)
@@ -327,10 +344,47 @@ class Spool(SpoolReader):
                 self.progress.add(DROPPED, count - kept)
             return count - kept
 
+    def _write_line(self, line: bytes) -> None:
+        """Append ``line`` whole, or leave the segment as it was and raise a typed error.
+
+        A write that fails part-way (the file system filled up) leaves a prefix of the line;
+        it is cut off at once, so the next line starts on a line of its own (a torn prefix
+        would otherwise join it, and the reader would skip both as one corrupt line)."""
+        try:
+            _write_all(self._fd, line)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)
+            self.write_error = (
+                f"cannot write to the audit spool in {self.directory}: {exc.strerror}; "
+                "decisions that must be audited are refused until it can. Free space on "
+                "that file system (or move the node's data dir to a larger one); the node "
+                "writes again as soon as there is room"
+            )
+            self._needed_bytes = len(line)
+            raise AuditSpoolWriteError(self.write_error, directory=str(self.directory)) from exc
+        self.write_error = None
+
+    def storage_problem(self) -> str | None:
+        """Why the last write failed, while its file system still lacks room for that line
+        (its free space is asked each time: a node nobody asks recovers too), else None."""
+        if self.write_error is None:
+            return None
+        stat = os.statvfs(self.directory)
+        if stat.f_bavail * stat.f_frsize >= self._needed_bytes + SPOOL_SLACK_BYTES:
+            return None  # the next write says whether it was enough
+        return self.write_error
+
     def _roll(self) -> None:
+        # The new segment is opened before the old one is closed: a roll that fails (no
+        # inode left) keeps appending to the old one and is tried again at the next line.
+        try:
+            fd = self._open_segment(self.next_seq)
+        except OSError:
+            _log.warning("cannot start a new audit spool segment in %s", self.directory)
+            return
         os.close(self._fd)
-        self._base, self._size = self.next_seq, 0
-        self._fd = self._open_segment(self._base)
+        self._base, self._size, self._fd = self.next_seq, 0, fd
 
     def close(self) -> None:
         with self._lock:

@@ -37,9 +37,13 @@ class Snapshot:
     applied_offset: int
     written_at: float
     families: list[dict[str, Any]]
+    storage_problem: str | None = None
+    """Why the worker cannot write its audit spool, if it cannot."""
 
 
-def snapshot_of(registry: CollectorRegistry, *, worker: int, applied_offset: int) -> Snapshot:
+def snapshot_of(
+    registry: CollectorRegistry, *, worker: int, applied_offset: int, storage_problem: str | None = None
+) -> Snapshot:
     """The registry's samples, without the ``_created`` timestamps (which do not add up)."""
     families = [
         {
@@ -52,7 +56,7 @@ def snapshot_of(registry: CollectorRegistry, *, worker: int, applied_offset: int
         }
         for family in registry.collect()
     ]
-    return Snapshot(worker, os.getpid(), applied_offset, time.time(), families)
+    return Snapshot(worker, os.getpid(), applied_offset, time.time(), families, storage_problem)
 
 
 def write_snapshot(path: Path, snapshot: Snapshot) -> None:
@@ -61,6 +65,7 @@ def write_snapshot(path: Path, snapshot: Snapshot) -> None:
     temporary.write_text(json.dumps({
         "worker": snapshot.worker, "pid": snapshot.pid, "appliedOffset": snapshot.applied_offset,
         "writtenAt": snapshot.written_at, "families": snapshot.families,
+        "storageProblem": snapshot.storage_problem,
     }), encoding="utf-8")  # fmt: skip
     os.replace(temporary, path)
 
@@ -78,7 +83,7 @@ def read_snapshots(paths: Iterable[Path], *, now: float | None = None) -> list[S
             continue
         found.append(Snapshot(
             int(data["worker"]), int(data["pid"]), int(data["appliedOffset"]),
-            float(data["writtenAt"]), list(data["families"]),
+            float(data["writtenAt"]), list(data["families"]), data.get("storageProblem"),
         ))  # fmt: skip
     return found
 

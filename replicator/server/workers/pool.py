@@ -32,6 +32,7 @@ from typing import Final
 from replicator.index import IndexPosition
 from replicator.replica import Replica
 from replicator.server.http import SidecarHTTPServer
+from replicator.server.workers.figures import read_snapshots
 from replicator.server.workers.process import (
     CONNECTION,
     FIGURES_ASKED,
@@ -166,6 +167,13 @@ class DecisionWorkers:
             except OSError:
                 continue
         return [snapshot_path(self.run_dir, n) for n in range(self.count)]
+
+    def storage_problem(self) -> str | None:
+        """Why a worker cannot write its audit spool, as of now (the first one that cannot)."""
+        for snapshot in read_snapshots(self.snapshot_paths()):
+            if snapshot.storage_problem:
+                return f"decision worker {snapshot.worker}: {snapshot.storage_problem}"
+        return None
 
     # -- the processes ---------------------------------------------------------------------------
 

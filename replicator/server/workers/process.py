@@ -185,6 +185,7 @@ class DecisionWorker:
             snapshot = snapshot_of(
                 self.metrics.registry, worker=self.config.number,
                 applied_offset=self.index.position.offset,
+                storage_problem=None if self.audit is None else self.audit.storage_problem(),
             )  # fmt: skip
             write_snapshot(snapshot_path(self.config.run_dir, self.config.number), snapshot)
         except Exception:

@@ -70,6 +70,7 @@ class FollowerReplica:
             stopped=self.index.stopped,
             log_error="the node's replica cannot read the log" if published.log_error else None,
             fatal_error="the node's replica failed" if published.failed else None,
+            storage_error=None,  # the node's readiness says it: the worker never writes
             bindings=counters.bindings,
             ignored_events=counters.ignored_events,
             skipped_records=counters.skipped_records,
