@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import signal
 import sys
 import threading
@@ -80,8 +81,24 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
         kerberos_default_realm=args.kerberos_default_realm,
         audit=audit,
         replica=replica_settings,
+        decision_workers=decision_workers(args.decision_workers),
         rebuild_index=args.rebuild_index,
     )  # fmt: skip
+
+
+def default_decision_workers() -> int:
+    """One decision worker per core this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def decision_workers(given: int | None) -> int:
+    if given is None:
+        return default_decision_workers()
+    if given < 0:
+        raise InvalidConfigError(
+            f"--decision-workers {given}: give 0 (answer in the node's process) or more"
+        )
+    return given
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -205,6 +222,15 @@ def add_parser(commands: Any) -> None:
         default=REPLICA_CACHE_SIZE,
         metavar="N",
         help="resources whose bindings the replica keeps in memory (default: %(default)s)",
+    )
+    a(
+        "--decision-workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes answering decisions, each on a core, beside the node's own (which "
+        "keeps the admin API, the log and the replica); 0 answers them in the node's process "
+        f"(default: the cores this process may use, here {default_decision_workers()})",
     )
     a(
         "--too-new-events",

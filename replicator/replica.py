@@ -182,6 +182,26 @@ class ReplicaStatus:
         )
 
 
+class ConfigCache:
+    """The authorizer settings a view answers with: ``local`` (the node's own) under the log's
+    settings at the view's offset, each distinct set parsed once."""
+
+    def __init__(self, local: Mapping[str, str]) -> None:
+        self._local = dict(local)
+        self._parsed: dict[tuple[tuple[str, str], ...], AuthorizerConfig] = {}
+
+    def of(self, view: IndexView) -> AuthorizerConfig:
+        merged = {**self._local, **view.config}
+        key = tuple(sorted(merged.items()))
+        config = self._parsed.get(key)
+        if config is None:
+            config = AuthorizerConfig.from_properties(merged, ignore_unknown=True)
+            if len(self._parsed) > 64:
+                self._parsed.clear()
+            self._parsed[key] = config
+        return config
+
+
 class Replica:
     """One replica of the ACL store; use :meth:`open` (or the constructor, then :meth:`start`).
 
@@ -223,7 +243,7 @@ class Replica:
         self._end_error: StoreError | None = None
         """Why the last request for the log end failed (None once one succeeds)."""
         self._fatal: BaseException | None = None
-        self._configs: dict[tuple[tuple[str, str], ...], AuthorizerConfig] = {}
+        self._configs = ConfigCache(self.settings.local_config)
         self._thread = threading.Thread(target=self._run, name="aclstore-replica", daemon=True)
         self._watcher = threading.Thread(
             target=self._watch_log_end, name="aclstore-log-end", daemon=True
@@ -406,15 +426,7 @@ class Replica:
         return self.index.view()
 
     def _config(self, view: IndexView) -> AuthorizerConfig:
-        merged = {**self.settings.local_config, **view.config}
-        key = tuple(sorted(merged.items()))
-        config = self._configs.get(key)
-        if config is None:
-            config = AuthorizerConfig.from_properties(merged, ignore_unknown=True)
-            if len(self._configs) > 64:
-                self._configs.clear()
-            self._configs[key] = config
-        return config
+        return self._configs.of(view)
 
     def authorize(
         self,

@@ -86,9 +86,14 @@ class AclIndex:
         self._lengths = stored.lengths
         self._prefix_lengths = meta.freeze_lengths(stored.lengths)
         self._skips = stored.skips
+        self._journal_seq = stored.journal_seq
         self.before_visible: Callable[[int], None] | None = None
         """Called with a batch's offset before the batch becomes visible (see
         :class:`replicator.leases.VisibilityGate`); it may wait, never under the read lock."""
+        self.after_visible: Callable[[IndexPosition], None] | None = None
+        """Called with a batch's position once it is written and visible, under the index's
+        lock (so in commit order): it must be quick (a node publishes it to its decision
+        workers, :mod:`replicator.server.workers.state`)."""
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -195,6 +200,11 @@ class AclIndex:
     def prefix_length_counts(self) -> Mapping[tuple[int, int], int]:
         """How many PREFIXED bindings exist per (resource type code, prefix length)."""
         return self._lengths
+
+    @property
+    def journal_seq(self) -> int:
+        """The number of the last commit that changed bindings (:func:`meta.put_journal`)."""
+        return self._journal_seq
 
     def skips(self) -> list[SkipRecord]:
         """Every operator skip this index has recorded, oldest offset first."""
@@ -319,6 +329,7 @@ class AclIndex:
             if anchor is not None:
                 self._anchor = anchor
             if batch.changed_bindings:
+                self._journal_seq += 1
                 self._cache.advance(batch.changed_patterns)
                 for key, delta in batch.length_deltas.items():
                     self._lengths[key] = self._lengths.get(key, 0) + delta
@@ -330,6 +341,8 @@ class AclIndex:
                 self._skips.append(batch.skip_record)
             self._counters = batch.counters
             progress.stopped = None
+            if self.after_visible is not None:
+                self.after_visible(position)
             progress.cond.notify_all()
 
     def _check_space(self, wb: WriteBatch) -> None:

@@ -46,6 +46,8 @@ class BatchTarget(Protocol):
     def prefix_length_counts(self) -> Mapping[tuple[int, int], int]: ...
     @property
     def config(self) -> Mapping[str, str]: ...
+    @property
+    def journal_seq(self) -> int: ...
 
     def commit_batch(
         self, batch: IndexBatch, wb: WriteBatch, position: IndexPosition, anchor: LogAnchor | None
@@ -219,5 +221,7 @@ class IndexBatch:
             meta.put_prefix_length(self._wb, cf, key, lengths.get(key, 0) + delta)
         position = IndexPosition(offset=offset, timestamp_ms=timestamp_ms)
         meta.put_position(self._wb, cf, position, self.counters, anchor)
+        if self.changed_bindings:
+            meta.put_journal(self._wb, cf, self._index.journal_seq + 1, offset, self.changed_patterns)
         self._index.commit_batch(self, self._wb, position, anchor)
         return position

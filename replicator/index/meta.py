@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 from rocksdict import ColumnFamily, WriteBatch
@@ -38,6 +38,12 @@ _M_ANCHOR = b"anchor"
 _M_CONFIG = b"config/"
 _M_PREFIX_LEN = b"plen/"
 _M_SKIP = b"skip/"
+M_JOURNAL_SEQ = b"zch_seq"
+M_JOURNAL = b"zchg/"
+"""The change journal (:func:`put_journal`): keys after every other meta key, so that a reader
+of the index's state stops before them (:func:`read_state`)."""
+JOURNAL_KEPT = 1024
+"""Commits that changed bindings whose changed patterns the journal keeps."""
 
 PrefixLengths = dict[tuple[int, int], int]
 """(resource type code, prefix length in characters) -> how many PREFIXED bindings have it."""
@@ -64,6 +70,8 @@ class StoredMeta:
     config: dict[str, str]
     lengths: PrefixLengths
     skips: list[SkipRecord]
+    journal_seq: int = 0
+    """The number of the last commit the change journal holds (0: none yet)."""
 
 
 def decode_meta(meta: Mapping[bytes, bytes]) -> StoredMeta:
@@ -106,6 +114,7 @@ def decode_meta(meta: Mapping[bytes, bytes]) -> StoredMeta:
         config=config,
         lengths=lengths,
         skips=skips,
+        journal_seq=unpack_i64(meta.get(M_JOURNAL_SEQ), 0),
     )
 
 
@@ -167,3 +176,35 @@ def put_position(
     if anchor is not None:
         packed = pack_i64(anchor.offset) + pack_i64(anchor.timestamp_ms) + anchor.key
         wb.put(_M_ANCHOR, packed, cf)
+
+
+def put_journal(
+    wb: WriteBatch, cf: ColumnFamily, seq: int, offset: int, changed: Collection[tuple[int, int, str]] | None
+) -> None:
+    """Journal commit number ``seq`` (one that changed bindings) at ``offset``: the patterns it
+    changed (None: too many to list, which empties a reader's cache), so that another process
+    reading the index (a decision worker's secondary instance) drops exactly the cached answers
+    the commit can affect.  The last :data:`JOURNAL_KEPT` commits are kept."""
+    patterns = None if changed is None else sorted(changed)
+    wb.put(M_JOURNAL + pack_i64(seq), pack_i64(offset) + json.dumps(patterns).encode(), cf)
+    wb.put(M_JOURNAL_SEQ, pack_i64(seq), cf)
+    if seq > JOURNAL_KEPT:
+        wb.delete(M_JOURNAL + pack_i64(seq - JOURNAL_KEPT), cf)
+
+
+def decode_journal(value: bytes) -> tuple[int, list[tuple[int, int, str]] | None]:
+    """The offset and changed patterns of one journal entry."""
+    listed = json.loads(value[8:])
+    patterns = None if listed is None else [(int(r), int(p), str(n)) for r, p, n in listed]
+    return unpack_i64(value[:8], -1), patterns
+
+
+def read_state(items: Iterable[tuple[bytes, bytes]]) -> StoredMeta:
+    """:func:`decode_meta` of the meta column family read in key order, stopping at the
+    journal (which can be long and which the state does not need)."""
+    kept: dict[bytes, bytes] = {}
+    for key, value in items:
+        if key.startswith(M_JOURNAL):
+            break
+        kept[key] = value
+    return decode_meta(kept)

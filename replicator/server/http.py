@@ -19,8 +19,10 @@ errors to 4xx/503 answers whose JSON body names the error and its message.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import io
 import ipaddress
+import json
 import logging
 import socket
 import ssl
@@ -118,6 +120,9 @@ class Response:
     headers: tuple[tuple[str, str], ...] = ()
     chunks: Iterator[bytes] | None = None
     """A body written as it is made (chunked) instead of ``body``: see :meth:`streamed`."""
+    length: int | None = None
+    """With ``chunks``: the body's length, sent as ``Content-Length`` with the chunks written
+    as they come (no chunked coding); a producer that ends short closes the connection."""
 
     @classmethod
     def json(cls, value: Any, status: int = 200, **headers: str) -> Response:
@@ -209,7 +214,16 @@ class SidecarHTTPServer(ThreadingHTTPServer):
         tls: ssl.SSLContext | None = None,
         on_response: Callable[[str, int], None] | None = None,
         limits: HttpLimits | None = None,
+        fallback: RouteHandler | None = None,
+        forwarded_by: str | None = None,
+        bind: bool = True,
     ) -> None:
+        """``fallback`` answers every request no route takes (instead of a 404 or 405): a
+        decision worker forwards those to its node.  With ``forwarded_by`` (a secret) the
+        server serves only decision workers: each request must carry the secret, and the
+        caller's address and certificate subject are the ones the worker names
+        (:data:`FORWARDED_FOR`).  ``bind=False`` opens no listener: connections come from
+        :meth:`process_request` (a node's decision workers receive them so)."""
         host = address[0]
         with contextlib.suppress(ValueError):
             if ipaddress.ip_address(host).version == 6:
@@ -222,13 +236,15 @@ class SidecarHTTPServer(ThreadingHTTPServer):
         self.on_response = on_response
         self.limits = limits or HttpLimits()
         self.max_body_bytes = self.limits.max_body_bytes
+        self.fallback = fallback
+        self.forwarded_by = forwarded_by
         self._open_lock = threading.Lock()
         self._open_total = 0
         self._open_by_address: dict[str, int] = {}
         self._refused = 0
         self._refusal_logged = -_REFUSAL_LOG_INTERVAL_S
-        super().__init__(address, _Handler)
-        if tls is not None:
+        super().__init__(address, _Handler, bind_and_activate=bind)
+        if tls is not None and bind:
             self.socket = tls.wrap_socket(
                 self.socket, server_side=True, do_handshake_on_connect=False
             )
@@ -406,18 +422,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             response = Response.json(error_json(exc.error, exc.message), exc.status)
         else:
-            if route is None:
-                response = self._no_route(path)
-            else:
-                request = HttpRequest(
-                    self.command, path, parse_qs(split.query), self.headers, body,
-                    self.client_address[0], self.peer_subject,
-                )  # fmt: skip
-                try:
-                    response = route.handler(request)
-                except Exception as exc:
-                    response = error_response(exc)
-        self._send(response, route.name if route is not None else "unrouted")
+            request = HttpRequest(
+                self.command, path, parse_qs(split.query), self.headers, body,
+                self.client_address[0], self.peer_subject,
+            )  # fmt: skip
+            handler = route.handler if route is not None else self.server.fallback
+            try:
+                if self.server.forwarded_by is not None:
+                    _as_forwarded(request, self.server.forwarded_by)
+                response = self._no_route(path) if handler is None else handler(request)
+            except Exception as exc:
+                response = error_response(exc)
+        name = route.name if route is not None else FORWARDED if self.server.fallback else "unrouted"
+        self._send(response, name)
 
     def _no_route(self, path: str) -> Response:
         allowed = self.server.methods_by_path.get(path)
@@ -468,11 +485,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, response: Response, route_name: str) -> None:
         reason = _REASONS.get(response.status, "")
-        length = (
-            "Transfer-Encoding: chunked"
-            if response.chunks is not None
-            else f"Content-Length: {len(response.body)}"
-        )
+        if response.chunks is None:
+            length = f"Content-Length: {len(response.body)}"
+        elif response.length is not None:
+            length = f"Content-Length: {response.length}"
+        else:
+            length = "Transfer-Encoding: chunked"
         head = [
             f"HTTP/1.1 {response.status} {reason}",
             f"Content-Type: {response.content_type}",
@@ -490,7 +508,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.on_response is not None:
             self.server.on_response(route_name, response.status)
         if response.chunks is not None and self.command != "HEAD":
-            self._send_chunks(response.chunks)
+            if response.length is None:
+                self._send_chunks(response.chunks)
+            else:
+                self._send_sized(response.chunks, response.length)
 
     def _send_chunks(self, chunks: Iterator[bytes]) -> None:
         """The body, chunk by chunk (each send bounded by the idle timeout, for a client that
@@ -512,6 +533,23 @@ class _Handler(BaseHTTPRequestHandler):
             if close is not None:
                 close()  # a generator cut short releases what it holds (a snapshot) now
 
+    def _send_sized(self, chunks: Iterator[bytes], length: int) -> None:
+        """A body of a known ``length`` written as ``chunks`` come; closes the connection when
+        they end short of it or fail (the client sees the body cut short)."""
+        sent = 0
+        try:
+            for chunk in chunks:
+                self.wfile.write(chunk)
+                sent += len(chunk)
+        except Exception:
+            _log.debug("a relayed answer to %s was cut", self.client_address[0], exc_info=True)
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+        if sent != length:
+            self.close_connection = True
+
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Protocol errors (bad request line, headers) answered as JSON too."""
         self.close_connection = True
@@ -523,6 +561,30 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         _log.debug("%s - %s", self.address_string(), format % args)
+
+
+FORWARDED: Final = "forwarded"
+"""The route name of a request a decision worker forwarded to its node."""
+FORWARD_SECRET: Final = "Aclstore-Worker-Secret"
+FORWARDED_FOR: Final = "Aclstore-Forwarded-For"
+FORWARDED_SUBJECT: Final = "Aclstore-Forwarded-Subject"
+
+
+def _as_forwarded(request: HttpRequest, secret: str) -> None:
+    """The caller a decision worker forwarded ``request`` for: refused without the worker's
+    secret, so no one else can claim an address or a certificate here."""
+    given = request.headers.get(FORWARD_SECRET) or ""
+    if not hmac.compare_digest(given.encode(), secret.encode()):
+        raise CallerNotAllowedError(
+            "this listener serves the node's decision workers only; call the node's address"
+        )
+    request.address = request.headers.get(FORWARDED_FOR) or request.address
+    subject = request.headers.get(FORWARDED_SUBJECT)
+    request.peer_subject = None if not subject else _subject(json.loads(subject))
+
+
+def _subject(value: Any) -> PeerSubject:
+    return tuple(tuple((str(k), str(v)) for k, v in rdn) for rdn in value)
 
 
 class _BodyError(Exception):

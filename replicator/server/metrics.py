@@ -203,6 +203,9 @@ class SidecarMetrics:
             ["route", "status"],
             registry=self.registry,
         )
+        self.exposed = self.registry
+        """What ``/metrics`` renders: the registry, or with decision workers the registry and
+        their figures (:class:`replicator.server.workers.figures.MergedRegistry`)."""
         self._scrape = _ScrapeCollector()
         self.registry.register(self._scrape)
         self._decision_children: dict[tuple[str, str], Counter] = {}
@@ -235,4 +238,4 @@ class SidecarMetrics:
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every figure."""
-        return generate_latest(self.registry)
+        return generate_latest(self.exposed)

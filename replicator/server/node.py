@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import secrets
 import socket
+import ssl
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -33,9 +35,10 @@ from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, Audi
 from replicator.server.audit.sinks import EmbeddedAuditLog, KafkaAuditTopic
 from replicator.server.callers import LOOPBACK_NETWORKS, CallerPolicy
 from replicator.server.console import Console
-from replicator.server.http import HttpLimits, SidecarHTTPServer
+from replicator.server.decisions import IdentityMapper
+from replicator.server.http import HttpLimits, Route, SidecarHTTPServer
 from replicator.server.metrics import SidecarMetrics
-from replicator.server.service import IdentityMapper, SidecarService
+from replicator.server.service import SidecarService
 from replicator.server.tls import TlsSettings, check_listener_security
 from replicator.server.tokens import (
     CREDENTIALS_FILE,
@@ -43,6 +46,11 @@ from replicator.server.tokens import (
     CredentialStore,
     ensure_admin_credential,
 )
+from replicator.server.workers.figures import MergedRegistry
+from replicator.server.workers.pool import DecisionWorkers, ReplicaPublisher
+from replicator.server.workers.process import WorkerConfig, state_path
+from replicator.server.workers.spools import drain_left_spools, worker_audit, worker_spool
+from replicator.server.workers.state import SharedState
 from store.admin import AclAdmin
 from store.errors import InvalidConfigError
 from store.log import ChangeLog, EmbeddedChangeLog, KafkaChangeLog, KafkaLogSettings
@@ -51,6 +59,8 @@ from store.log.client_properties import KafkaClientProperties
 from store.principal import SUPER_USERS_CONFIG, KafkaPrincipal, super_users_text
 
 DEFAULT_DATA_DIR: Final = "aclstore-data"
+RUN_DIR: Final = "run"
+"""Under the data directory: what the node shares with its decision workers while it runs."""
 DEFAULT_LISTEN: Final = "127.0.0.1:9096"
 DEFAULT_TOPIC: Final = "aclstore-acls"
 DEFAULT_ADMIN_PRINCIPAL: Final = "User:admin"
@@ -109,6 +119,9 @@ class NodeSettings:
     audit: AuditSettings | None = field(default_factory=AuditSettings)
     """None turns audit emission off."""
     replica: ReplicaSettings = field(default_factory=_default_replica_settings)
+    decision_workers: int = 0
+    """Processes answering decisions beside the node's own (:mod:`replicator.server.workers`);
+    0 answers them in the node's process.  ``aclstore serve`` defaults to the cores available."""
     rebuild_index: bool = False
     """Delete the replica's index before opening it, so it is rebuilt from the log (the fix
     for a damaged index: ``--rebuild-index``)."""
@@ -146,6 +159,10 @@ class Node:
         self.server: SidecarHTTPServer | None = None
         self.metrics = SidecarMetrics()
         self.info: NodeInfo | None = None
+        self.workers: DecisionWorkers | None = None
+        self.internal: SidecarHTTPServer | None = None
+        self._publisher: ReplicaPublisher | None = None
+        self._drains: list[AuditEmitter] = []
 
     # --- logs ---------------------------------------------------------------------------------
 
@@ -215,8 +232,9 @@ class Node:
             admin_log, super_users=s.all_super_users,
             downgrade_analyst=lambda to, offset: analyst.format_gate(to, offset, local_super_users),
         )  # fmt: skip
-        if s.audit is not None:
-            self.audit = AuditEmitter(self._audit_sink(), self.data_dir / SPOOL_DIR, s.audit)
+        audit_sink = self._audit_sink() if s.audit is not None else None
+        if s.audit is not None and audit_sink is not None and not s.decision_workers:
+            self.audit = AuditEmitter(audit_sink, self.data_dir / SPOOL_DIR, s.audit)
         credentials = CredentialStore(self.data_dir / CREDENTIALS_FILE)
         policy = CallerPolicy(
             credentials=credentials,
@@ -235,20 +253,28 @@ class Node:
         tls_context = s.tls.server_context() if s.tls is not None else None
         api = service.routes()
         console = Console(api, policy, secure=tls_context is not None)  # the web console, /ui/
-        try:
-            self.server = SidecarHTTPServer(
-                (host, port), [*api, *console.routes()], tls=tls_context,
-                on_response=self._count_response, limits=s.http_limits,
-            )  # fmt: skip
-        except OSError as exc:
-            raise InvalidConfigError(
-                f"cannot listen on {s.listen}: {exc.strerror}; pick another --listen"
-            ) from exc
-        url = base_url(host, self.server.port, tls=tls_context is not None)
+        routes = [*api, *console.routes()]
+        if s.decision_workers:
+            listen_port = self._start_workers(s, host, port, service, routes, tls_context, audit_sink)
+        else:
+            try:
+                self.server = SidecarHTTPServer(
+                    (host, port), routes, tls=tls_context,
+                    on_response=self._count_response, limits=s.http_limits,
+                )  # fmt: skip
+            except OSError as exc:
+                raise InvalidConfigError(
+                    f"cannot listen on {s.listen}: {exc.strerror}; pick another --listen"
+                ) from exc
+            listen_port = self.server.port
+        url = base_url(host, listen_port, tls=tls_context is not None)
         credential = ensure_admin_credential(
             self.data_dir, credentials, s.admin_principal, url, tls=tls_context is not None
         )
-        self.server.start()
+        if self.server is not None:
+            self.server.start()
+        if self.workers is not None:
+            self.workers.start()
         log_text = (
             f"Kafka topic {s.topic} at {s.bootstrap_servers}"
             if s.bootstrap_servers
@@ -257,8 +283,78 @@ class Node:
         self.info = NodeInfo(url, self.data_dir, s.backend, log_text, credential)
         return self.info
 
+    def _start_workers(
+        self,
+        s: NodeSettings,
+        host: str,
+        port: int,
+        service: SidecarService,
+        routes: list[Route],
+        tls_context: ssl.SSLContext | None,
+        audit_sink: AuditSinkOpener | None,
+    ) -> int:
+        """The node's address served by decision workers; the node's own routes on an internal
+        loopback listener only they may call.  Returns the port of the node's address."""
+        assert self.replica is not None
+        run_dir = self.data_dir / RUN_DIR
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self._publisher = ReplicaPublisher(self.replica, SharedState.create(state_path(run_dir)))
+        secret = secrets.token_urlsafe(32)
+        internal = self.internal = SidecarHTTPServer(
+            ("127.0.0.1", 0), routes, on_response=self._count_response,
+            limits=s.http_limits, forwarded_by=secret,
+        ).start()  # fmt: skip
+        fallback = SidecarHTTPServer(
+            (host, 0), routes, on_response=self._count_response, limits=s.http_limits,
+            bind=False,
+        )  # fmt: skip
+        try:
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            listener = socket.create_server((host, port), family=family, backlog=128)
+        except OSError as exc:
+            raise InvalidConfigError(
+                f"cannot listen on {s.listen}: {exc.strerror}; pick another --listen"
+            ) from exc
+        spools = [self.data_dir / worker_spool(n) for n in range(s.decision_workers)]
+        if s.audit is not None and audit_sink is not None:
+            self._drains = drain_left_spools(self.data_dir, set(spools), audit_sink, s.audit)
+
+        def config(number: int) -> WorkerConfig:
+            assert self.replica is not None
+            return WorkerConfig(
+                number=number, index_dir=self.data_dir / "index", run_dir=run_dir,
+                upstream=("127.0.0.1", internal.port), secret=secret,
+                replica=self.replica.settings, limits=s.http_limits, tls=s.tls,
+                credentials_path=self.data_dir / CREDENTIALS_FILE,
+                authorize_networks=tuple(s.authorize_networks),
+                ssl_principal_mapping_rules=s.ssl_principal_mapping_rules,
+                kerberos_rules=None if s.kerberos_rules is None else tuple(s.kerberos_rules),
+                kerberos_default_realm=s.kerberos_default_realm,
+                audit=worker_audit(s.audit, number, s.decision_workers),
+                audit_sink=audit_sink if s.audit is not None else None,
+                spool_dir=spools[number] if s.audit is not None else None,
+                log_level=logging.getLogger().getEffectiveLevel(),
+            )  # fmt: skip
+
+        self.workers = DecisionWorkers(
+            count=s.decision_workers, listener=listener, config=config, fallback=fallback,
+            tls=tls_context, run_dir=run_dir,
+        )  # fmt: skip
+        self.metrics.exposed = MergedRegistry(self.metrics.registry, self.workers.snapshot_paths)
+        service.worker_spools = self.workers.storage_problem
+        return self.workers.port
+
     def _count_response(self, route: str, status: int) -> None:
         self.metrics.http_responses.labels(route, str(status)).inc()
+
+    @property
+    def port(self) -> int:
+        """The port of the node's address (its own listener's, or its decision workers')."""
+        if self.server is not None:
+            return self.server.port
+        if self.workers is not None:
+            return self.workers.port
+        raise RuntimeError("the node is not started")
 
     @property
     def url(self) -> str:
@@ -271,6 +367,19 @@ class Node:
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self.workers is not None:
+            self.workers.close()
+            self.workers = None
+        if self.internal is not None:
+            self.internal.stop()
+            self.internal = None
+        if self._publisher is not None:
+            self._publisher.close()
+            self._publisher.shared.close()
+            self._publisher = None
+        for drain in self._drains:
+            drain.close()
+        self._drains.clear()
         if self.audit is not None:
             self.audit.close()
             self.audit = None

@@ -16,19 +16,18 @@ Bodies are parsed and answers built by :mod:`replicator.contract`; this module d
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final, Protocol
 
 from replicator.access.analyst import AccessAnalyst
 from replicator.contract import access, answers, listing, requests
 from replicator.contract.endpoints import ENDPOINTS
-from replicator.contract.fields import BadRequestError
 from replicator.errors import ConsistencyTimeoutError
 from replicator.index.listing import ListedResource
 from replicator.replica import Answer, ReplicaStatus
 from replicator.server.audit import AuditEmitter
 from replicator.server.callers import Caller, CallerPolicy
+from replicator.server.decisions import Decider, DecisionEndpoints, IdentityMapper
 from replicator.server.http import HttpRequest, Response, Route, RouteHandler
 from replicator.server.metrics import CONTENT_TYPE, ReplicaFigures, SidecarMetrics
 from store.acl import (
@@ -36,19 +35,15 @@ from store.acl import (
     AclBinding,
     AclBindingFilter,
     AclOperation,
-    PatternType,
     ResourceType,
 )
 from store.admin import AclAdmin
-from store.authorizer import ALLOWED, Action, Decision
+from store.authorizer import ALLOWED, Action
 from store.desired.scope import Scope
 from store.errors import ClusterAuthorizationError, StoreError
-from store.kafka_apis import checks_for
-from store.mapping import KerberosShortNamer, SslPrincipalMapper, x500_get_name
-from store.principal import KafkaPrincipal
 
 
-class DecisionReplica(Protocol):
+class DecisionReplica(Decider, Protocol):
     """What the service needs from :class:`replicator.replica.Replica`."""
 
     @property
@@ -61,27 +56,6 @@ class DecisionReplica(Protocol):
     def wait_subscribed(
         self, subscriber: str, after: int, lease_s: float, timeout: float
     ) -> int: ...
-
-    def authorize(
-        self,
-        principal: KafkaPrincipal | str,
-        host: str,
-        actions: Sequence[Action],
-        *,
-        min_offset: int | None = None,
-        timeout: float | None = None,
-    ) -> Answer[list[Decision]]: ...
-
-    def authorize_by_resource_type(
-        self,
-        principal: KafkaPrincipal | str,
-        host: str,
-        operation: AclOperation,
-        resource_type: ResourceType,
-        *,
-        min_offset: int | None = None,
-        timeout: float | None = None,
-    ) -> Answer[Decision]: ...
 
     def list_acls(
         self,
@@ -143,46 +117,6 @@ def listing_chunks(resources: Iterator[ListedResource], offset: int) -> Iterator
     yield b"".join(pending)
 
 
-class IdentityMapper:
-    """Raw identities to principals, as Kafka's ``DefaultKafkaPrincipalBuilder`` maps them.
-
-    A TLS subject goes through ``X500Principal.getName()`` and ``ssl.principal.mapping.rules``;
-    a Kerberos name through ``sasl.kerberos.principal.to.local.rules``; both become ``User:``.
-    """
-
-    def __init__(
-        self,
-        *,
-        ssl_principal_mapping_rules: str | None = None,
-        kerberos_rules: Sequence[str] | None = None,
-        kerberos_default_realm: str = "",
-    ) -> None:
-        self.ssl = SslPrincipalMapper(ssl_principal_mapping_rules or "DEFAULT")
-        self.kerberos = KerberosShortNamer(kerberos_default_realm, kerberos_rules)
-        self._cache: dict[requests.Identity, str] = {}
-
-    def principal(self, identity: requests.Identity) -> str:
-        if identity.kind is requests.IdentityKind.PRINCIPAL:
-            return identity.text
-        cached = self._cache.get(identity)
-        if cached is not None:
-            return cached
-        try:
-            if identity.kind is requests.IdentityKind.SSL_DISTINGUISHED_NAME:
-                name = self.ssl.get_name(x500_get_name(identity.text))
-            else:
-                name = self.kerberos.short_name(identity.text)
-        except StoreError as exc:
-            raise BadRequestError(
-                f"{identity.kind.value} {identity.text!r}: {exc.message}"
-            ) from exc
-        principal = str(KafkaPrincipal.user(name))
-        if len(self._cache) > 10_000:
-            self._cache.clear()
-        self._cache[identity] = principal
-        return principal
-
-
 def replica_figures(status: ReplicaStatus) -> ReplicaFigures:
     return ReplicaFigures(
         ready=status.ready,
@@ -227,6 +161,11 @@ class SidecarService:
         self.openapi = openapi
         self.analyst = analyst
         self.local_super_users = tuple(local_super_users)
+        self.worker_spools: Callable[[], str | None] | None = None
+        """With decision workers: why one of their audit spools cannot be written, if so."""
+        self.decisions = DecisionEndpoints(
+            replica=replica, policy=policy, identities=identities, metrics=metrics, audit=audit
+        )
         metrics.bind_replica(lambda: replica_figures(replica.status()))
         if audit is not None:
             metrics.bind_audit(audit.figures)
@@ -237,9 +176,7 @@ class SidecarService:
             "healthz": self.healthz, "readyz": self.readyz, "metrics": self.prometheus,
             "openapi": self.openapi_document, "status": self.status,
             "wait_offset": self.wait_offset,
-            "authorize": self.authorize,
-            "authorize_by_resource_type": self.authorize_by_resource_type,
-            "authorize_request": self.authorize_request,
+            **self.decisions.handlers(),
             "create_acls": self.create_acls, "describe_acls": self.describe_acls,
             "list_acls": self.list_acls,
             "delete_acls": self.delete_acls, "alter_acls": self.alter_acls,
@@ -257,11 +194,6 @@ class SidecarService:
             peer_subject=request.peer_subject,
             authorization=request.authorization,
         )
-
-    def _check_decision_caller(self, request: HttpRequest) -> None:
-        if request.authorization is None and self.policy.in_authorize_networks(request.address):
-            return  # the hot path: the broker next door
-        self.policy.check_authorize_caller(self._caller(request))
 
     def _admin_principal(self, request: HttpRequest) -> str:
         return self.policy.require_principal(self._caller(request))
@@ -283,125 +215,6 @@ class SidecarService:
                 "use a super user's credential)"
             )
         return on_behalf_of.principal, on_behalf_of.host
-
-    # --- decisions ----------------------------------------------------------------------------
-
-    def authorize(self, request: HttpRequest) -> Response:
-        """``Authorizer.authorize`` (KIP-50): one result per action, in order."""
-        started = time.perf_counter()
-        self._check_decision_caller(request)
-        body = requests.authorize_request(request.json())
-        identity = body.identity
-        principal = self.identities.principal(identity)
-        answer = self.replica.authorize(
-            principal, body.host, body.actions, min_offset=body.min_offset, timeout=body.timeout_s
-        )
-        decisions = answer.value
-        out = answers.authorize_answer(
-            decisions, answer.offset, explain=body.explain,
-            mapped_principal=self._mapped(identity, principal),
-        )  # fmt: skip
-        self._account(
-            "authorize", principal, body.host, body.actions, decisions, answer.offset,
-            flagged=body.actions,
-        )  # fmt: skip
-        self.metrics.observe_latency("authorize", time.perf_counter() - started)
-        return Response.json(out)
-
-    def authorize_by_resource_type(self, request: HttpRequest) -> Response:
-        """``Authorizer.authorizeByResourceType`` (KIP-679)."""
-        started = time.perf_counter()
-        self._check_decision_caller(request)
-        body = requests.by_resource_type_request(request.json())
-        identity = body.identity
-        principal = self.identities.principal(identity)
-        answer = self.replica.authorize_by_resource_type(
-            principal, body.host, body.operation, body.resource_type,
-            min_offset=body.min_offset, timeout=body.timeout_s,
-        )  # fmt: skip
-        decision = answer.value
-        out = answers.by_resource_type_answer(
-            decision, answer.offset, explain=body.explain,
-            mapped_principal=self._mapped(identity, principal),
-        )  # fmt: skip
-        # "Some resource of this type": audited with the wildcard name and pattern type ANY.
-        probe = Action(body.operation, body.resource_type, "*", PatternType.ANY)
-        self._account("by_resource_type", principal, body.host, [probe], [decision], answer.offset)
-        self.metrics.observe_latency("by_resource_type", time.perf_counter() - started)
-        return Response.json(out)
-
-    def authorize_request(self, request: HttpRequest) -> Response:
-        """Every check one Kafka request needs (the docs' API-key table, ``store.kafka_apis``).
-
-        The request is allowed when every step is; a step when any of its alternatives is
-        (CREATE on the CLUSTER, else on the TOPIC), tried in the table's order.
-        """
-        started = time.perf_counter()
-        self._check_decision_caller(request)
-        body = requests.request_check_request(request.json())
-        identity = body.identity
-        principal = self.identities.principal(identity)
-        steps = checks_for(
-            body.api_key, topics=body.topics, group=body.group, groups=body.groups,
-            transactional_id=body.transactional_id, idempotent=body.idempotent,
-            follower=body.follower, auto_create=body.auto_create,
-            broker_configs=body.broker_configs,
-        )  # fmt: skip
-        unique: dict[tuple[AclOperation, ResourceType, str], int] = {}
-        actions: list[Action] = []
-        for step in steps:
-            for check in step.any_of:
-                key = (check.operation, check.resource_type, check.name)
-                if key not in unique:
-                    unique[key] = len(actions)
-                    actions.append(Action(check.operation, check.resource_type, check.name))
-        answer = self.replica.authorize(
-            principal, body.host, actions, min_offset=body.min_offset, timeout=body.timeout_s
-        )
-        decisions = answer.value
-        decided = [
-            [(c, decisions[unique[(c.operation, c.resource_type, c.name)]]) for c in step.any_of]
-            for step in steps
-        ]
-        out = answers.request_check_answer(
-            api_key=body.api_key, api_name=requests.api_name(body.api_key), steps=decided,
-            offset=answer.offset, explain=body.explain,
-            mapped_principal=self._mapped(identity, principal),
-        )  # fmt: skip
-        self._account("authorize_request", principal, body.host, actions, decisions, answer.offset)
-        self.metrics.observe_latency("authorize_request", time.perf_counter() - started)
-        return Response.json(out)
-
-    @staticmethod
-    def _mapped(identity: requests.Identity, principal: str) -> str | None:
-        """The principal a raw identity was mapped to; None when the caller gave a principal."""
-        return None if identity.kind is requests.IdentityKind.PRINCIPAL else principal
-
-    def _account(
-        self,
-        endpoint: str,
-        principal: str,
-        host: str,
-        actions: Sequence[Action],
-        decisions: Sequence[Decision],
-        offset: int,
-        *,
-        flagged: Sequence[requests.AuthorizeAction] = (),
-    ) -> None:
-        """Count the decisions and audit them; ``flagged`` are actions whose ``logIfAllowed``
-        / ``logIfDenied`` a broker set (KIP-504): a decision it marked is not audited."""
-        allowed = sum(1 for d in decisions if d.result is ALLOWED)
-        self.metrics.count_decisions(endpoint, allowed, len(decisions) - allowed)
-        if self.audit is not None:
-            if flagged:
-                kept = [
-                    i for i, (a, d) in enumerate(zip(flagged, decisions, strict=True))
-                    if a.logged(d.result is ALLOWED)
-                ]  # fmt: skip
-                actions = [actions[i] for i in kept]
-                decisions = [decisions[i] for i in kept]
-            if actions:
-                self.audit.record(principal, host, actions, decisions, offset)
 
     # --- ACL administration (KIP-140) -------------------------------------------------------
 
@@ -537,17 +350,20 @@ class SidecarService:
         return Response.json(answers.status_json(status, spool), 200 if ready else 503)
 
     def _spool_problem(self) -> str | None:
-        """A node that cannot write its audit spool is not ready: ``storageError`` says why."""
-        return None if self.audit is None else self.audit.storage_problem()
+        """A node that cannot write its audit spool (or a decision worker its own) is not
+        ready: ``storageError`` says why."""
+        if self.audit is not None:
+            return self.audit.storage_problem()
+        return None if self.worker_spools is None else self.worker_spools()
 
     def status(self, request: HttpRequest) -> Response:
-        self._check_decision_caller(request)
+        self.decisions.check_caller(request)
         return Response.json(answers.status_json(self.replica.status(), self._spool_problem()))
 
     def wait_offset(self, request: HttpRequest) -> Response:
         """A long-poll on the applied offset: how a broker plugin learns, without a timer,
         that its cached decisions are out of date."""
-        self._check_decision_caller(request)
+        self.decisions.check_caller(request)
         body = requests.offset_wait_request(request.json())
         if body.subscriber is not None and self.replica.ready:
             # a cache lease (replicator.leases): granted only by a ready replica, so a plugin

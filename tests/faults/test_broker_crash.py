@@ -227,8 +227,9 @@ def test_broker_sigkill_and_restart_loses_nothing_applies_nothing_twice_and_ever
         spooled = {}
         for node in nodes:
             assert node.stop() == 0, node.stderr()
-            spool = node.data_dir / SPOOL_DIR
-            spooled[(spool / ID_FILE).read_text().strip()] = Progress(spool).get(WRITTEN)
+            # One spool per decision worker (audit-spool, audit-spool-1, ...).
+            for spool in sorted(node.data_dir.glob(f"{SPOOL_DIR}*")):
+                spooled[(spool / ID_FILE).read_text().strip()] = Progress(spool).get(WRITTEN)
 
         # The jobs resume from their checkpoints and drain what is left.
         print(f"phase: checks of the log and nodes done at {time.monotonic() - began:.1f} s")

@@ -100,42 +100,51 @@ def test_full_spool_refuses_audited_decisions_loses_no_answered_event_and_recove
 ) -> None:
     topic = f"spoolfull-{uuid.uuid4().hex[:10]}"
     data = tmp_path / "node"
-    spool = tmpfs(512 << 10, data / "audit-spool")
+    # Two decision workers, each writing its own spool (audit-spool, audit-spool-1): both full.
+    spools = [tmpfs(512 << 10, data / name) for name in ("audit-spool", "audit-spool-1")]
     node = ServeProcess(
         data, "--bootstrap-servers", kafka_bootstrap, "--topic", topic,
-        "--audit-allow-sample-rate", "0",
+        "--audit-allow-sample-rate", "0", "--decision-workers", "2",
     )  # fmt: skip
     answered = 0  # requests of mallory answered 200: each is one audited denial
     try:
         node.wait_ready()
         with node.admin() as admin:
             applied = admin.create_acls([topic_binding("User:alice", "orders")]).offset
-        assert ask(node, "User:alice", applied)[1]["results"] == ["ALLOWED"]  # its first use
+        for _ in range(4):  # its first use, on each worker (the connections go round)
+            assert ask(node, "User:alice", applied)[1]["results"] == ["ALLOWED"]
         for _ in range(20):
             status, answer = ask(node, "User:mallory")
             assert status == 200 and answer["results"] == ["DENIED"], answer
             answered += 1
 
-        filler = fill(spool)
-        # What is left of the page the segment ends in still takes lines (tmpfs allocates
-        # by page): answered, so audited, until a line finds no room.
-        for _ in range(1000):
+        fillers = [fill(spool) for spool in spools]
+        # What is left of the page a segment ends in still takes lines (tmpfs allocates by
+        # page): answered, so audited, until a line finds no room, on each worker; then every
+        # audited decision is refused.
+        refused_in_a_row = 0
+        for _ in range(3000):
             status, refused = ask(node, "User:mallory")
-            if status != 200:
-                break
-            answered += 1
-        for _ in range(10):
-            status, refused = ask(node, "User:mallory")
+            if status == 200:
+                answered += 1
+                refused_in_a_row = 0
+                continue
             assert status == 503, refused
             assert refused["error"] == "AuditSpoolWriteError", refused
-            assert str(spool) in refused["message"] and "Free space" in refused["message"]
+            assert any(str(s) in refused["message"] for s in spools), refused
+            assert "Free space" in refused["message"], refused
+            refused_in_a_row += 1
+            if refused_in_a_row == 10:
+                break
+        assert refused_in_a_row == 10, "audited decisions still answered with both spools full"
         # A decision that is not audited (an allow outside the sample) is still answered.
         status, answer = ask(node, "User:alice")
         assert status == 200 and answer["results"] == ["ALLOWED"], answer
         status, ready = node.request("GET", "/readyz")
-        assert status == 503 and str(spool) in ready["storageError"], ready
+        assert status == 503 and any(str(s) in ready["storageError"] for s in spools), ready
 
-        filler.unlink()
+        for filler in fillers:
+            filler.unlink()
         status, ready = node.request("GET", "/readyz")
         assert status == 200 and ready["storageError"] is None, ready
         for _ in range(20):

@@ -48,8 +48,7 @@ class Raw:
     """Raw HTTP against a node: any method, path, body bytes and headers."""
 
     def __init__(self, node: Node) -> None:
-        assert node.server is not None
-        self.port = node.server.port
+        self.port = node.port
         self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
 
     def call(

@@ -102,11 +102,14 @@ def test_an_unreachable_audit_log_holds_the_bound_counts_drops_and_totals_match(
 ) -> None:
     topic = unique_topic("acls")  # type: ignore[operator]
     bootstrap = restartable_broker.bootstrap_servers
-    bound = 300
+    # Two decision workers share the node's bound (300 each); the burst's one connection
+    # stays with one of them, so that worker's share is what the spool keeps.
+    bound = 600
     node = ServeProcess(
         tmp_path / "node", "--bootstrap-servers", bootstrap, "--topic", topic,
-        "--audit-buffer-max-events", str(bound),
+        "--audit-buffer-max-events", str(bound), "--decision-workers", "2",
     )  # fmt: skip
+    share = bound // 2
     audit_log = None
     try:
         before = Burst(node.port, "up", 10)
@@ -117,8 +120,9 @@ def test_an_unreachable_audit_log_holds_the_bound_counts_drops_and_totals_match(
         down.run(requests=50)  # 500 denials, answered from the replica's state
         assert len(down.answered) == 500
         wait_until(lambda: node.metric("aclstore_audit_sink_up") == 0, 60, "the sink to be down")
-        assert node.metric("aclstore_audit_buffered_events") == bound
-        assert node.metric("aclstore_audit_dropped_events_total") == 500 - bound
+        assert node.metric("aclstore_audit_buffered_events") == share
+        assert node.metric("aclstore_audit_buffer_capacity_events") == bound
+        assert node.metric("aclstore_audit_dropped_events_total") == 500 - share
         # The replica's figures say that the log end is not current: no lag, its age, the error;
         # /readyz stays 200 (the replica answers from its state) and says the same.
         wait_until(lambda: node.metric("aclstore_replica_log_error") == 1, 30, "the log error")
@@ -147,6 +151,6 @@ def test_an_unreachable_audit_log_holds_the_bound_counts_drops_and_totals_match(
     finally:
         audit_log.close()
     names = [e["data"]["resourceName"] for e in by_id.values()]
-    kept = down.answered[:bound]  # the spool keeps the oldest up to its bound
+    kept = down.answered[:share]  # the spool keeps the oldest up to its bound
     assert sorted(names) == sorted(before.answered + kept + after.answered)
-    assert len(by_id) == sent == 200 + bound + 200
+    assert len(by_id) == sent == 200 + share + 200

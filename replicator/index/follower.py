@@ -1,0 +1,178 @@
+"""A read-only follower of an index another process writes: what a decision worker reads.
+
+The node's replica is the index's only writer.  A decision worker opens the same directory
+as a RocksDB secondary instance (:func:`~replicator.index.tables.open_secondary`), which sees
+nothing of the writer's commits until it calls ``try_catch_up_with_primary()`` and then sees
+them whole: each commit is one ``WriteBatch`` holding the bindings, the applied offset and
+the settings (:mod:`.meta`), so a caught-up follower is always exactly the log applied up to
+the offset it reads beside them.
+
+The follower keeps its own :class:`~replicator.index.cache.MatchCache` of answers.  To keep it
+exact across a catch-up without emptying it, it reads the change journal the writer keeps in
+the same batches (:func:`.meta.put_journal`): the patterns each commit changed, dropped from
+the cache as the writer drops them from its own.  A follower further behind than the journal
+reaches empties its cache instead.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import cast
+
+from replicator.errors import IndexOpenError
+from replicator.index import meta
+from replicator.index.cache import CacheFigures, CacheKey, MatchCache, Pattern
+from replicator.index.records import IndexCounters, IndexPosition, StopRecord
+from replicator.index.tables import open_secondary
+from replicator.index.view import IndexView
+from store.authorizer.grants import PatternAcls
+
+
+class FollowerIndex:
+    """The index in ``path`` read through a secondary instance kept in ``secondary_path``.
+
+    :meth:`catch_up` moves it to what the writer has committed; :meth:`view` reads the state
+    of the last catch-up, paired with its position, as :meth:`AclIndex.view
+    <replicator.index.acl_index.AclIndex.view>` does.  Thread-safe: one lock orders catch-ups,
+    views and the cache.
+    """
+
+    def __init__(self, path: Path, secondary_path: Path, *, cache_size: int) -> None:
+        self.path = path
+        self._db, self.tables = open_secondary(path, secondary_path)
+        self._lock = threading.Lock()
+        self._cache = MatchCache(cache_size)
+        self._closed = False
+        self._stored = self._read_state()
+        self._prefix_lengths = meta.freeze_lengths(self._stored.lengths)
+        self._catch_ups = 0
+
+    def _read_state(self) -> meta.StoredMeta:
+        items = cast(Iterable[tuple[bytes, bytes]], self.tables.meta.items())
+        stored = meta.read_state(items)
+        if stored.layout != meta.INDEX_LAYOUT_VERSION:
+            raise IndexOpenError(
+                f"the index in {self.path} has layout {stored.layout}, not "
+                f"{meta.INDEX_LAYOUT_VERSION}: a decision worker follows an index its node "
+                "has opened (and upgraded) first"
+            )
+        return stored
+
+    # -- following the writer ------------------------------------------------------------------
+
+    def catch_up(self) -> IndexPosition:
+        """Read what the writer has committed since the last catch-up; the position reached."""
+        with self._lock:
+            self._check_open()
+            self._db.try_catch_up_with_primary()
+            stored = self._read_state()
+            old_seq, new_seq = self._stored.journal_seq, stored.journal_seq
+            if new_seq != old_seq:
+                self._advance_cache(old_seq, new_seq)
+            if stored.lengths != self._stored.lengths:
+                self._prefix_lengths = meta.freeze_lengths(stored.lengths)
+            self._stored = stored
+            self._catch_ups += 1
+            return stored.position
+
+    def _advance_cache(self, old_seq: int, new_seq: int) -> None:
+        """Drop the cached answers the commits ``old_seq + 1 .. new_seq`` can affect, one
+        generation per commit; all of them when the journal no longer holds one."""
+        if new_seq < old_seq or new_seq - old_seq > meta.JOURNAL_KEPT:
+            self._cache.advance(None)
+            return
+        start = meta.M_JOURNAL + meta.pack_i64(old_seq + 1)
+        found: list[list[Pattern] | None] = []
+        for key, value in cast(Iterable[tuple[bytes, bytes]], self.tables.meta.items(from_key=start)):
+            if not key.startswith(meta.M_JOURNAL):
+                break
+            if meta.unpack_i64(key[len(meta.M_JOURNAL) :], 0) > new_seq:
+                break
+            found.append(meta.decode_journal(value)[1])
+        if len(found) != new_seq - old_seq:  # pruned past us: the journal cannot say
+            self._cache.advance(None)
+            return
+        for patterns in found:
+            self._cache.advance(patterns)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def position(self) -> IndexPosition:
+        return self._stored.position
+
+    @property
+    def counters(self) -> IndexCounters:
+        return self._stored.counters
+
+    @property
+    def stopped(self) -> StopRecord | None:
+        return self._stored.stopped
+
+    @property
+    def config(self) -> Mapping[str, str]:
+        return dict(self._stored.config)
+
+    @property
+    def catch_ups(self) -> int:
+        return self._catch_ups
+
+    def view(self) -> IndexView:
+        """A consistent read of the last catch-up, with the position it reflects."""
+        with self._lock:
+            self._check_open()
+            stored = self._stored
+            return IndexView(
+                self,
+                iterator=self.tables.acl.iter(),
+                position=stored.position,
+                config=stored.config,
+                generation=self._cache.generation,
+                prefix_lengths=self._prefix_lengths,
+            )
+
+    # -- the cache (views call these) -----------------------------------------------------------
+
+    def cached_match(self, generation: int, key: CacheKey) -> tuple[PatternAcls, ...] | None:
+        with self._lock:
+            return self._cache.get(generation, key)
+
+    def cached_patterns(self, generation: int, keys: Iterable[Pattern]) -> dict[Pattern, PatternAcls]:
+        get = self._cache.get_pattern
+        with self._lock:
+            return {key: found for key in keys if (found := get(generation, key)) is not None}
+
+    def remember_match(
+        self,
+        generation: int,
+        key: CacheKey,
+        value: tuple[PatternAcls, ...],
+        patterns: Mapping[Pattern, PatternAcls],
+    ) -> None:
+        with self._lock:
+            self._cache.put(generation, key, value)
+            for pattern, summary in patterns.items():
+                self._cache.put_pattern(generation, pattern, summary)
+
+    def cache_figures(self) -> CacheFigures:
+        with self._lock:
+            return self._cache.figures()
+
+    # -- closing -------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IndexOpenError(f"the follower of the index in {self.path} is closed")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._cache.clear()
+            del self.tables
+            self._db.close()
+            gc.collect()

@@ -1,0 +1,104 @@
+"""A decision worker's way to its node: every request it does not answer itself.
+
+Decisions are the worker's own; everything else (administration, listings, the analyses,
+``/readyz``, ``/metrics``, a broker plugin's cache-lease long-poll) belongs to the node's
+process, which holds the admin, the replica and the leases.  The worker sends such a request
+to the node's internal listener on loopback, with the node's secret and the caller's address
+and certificate subject (:data:`replicator.server.http.FORWARDED_FOR`), and relays the answer
+as it comes: a streamed listing stays streamed, a large answer keeps its ``Content-Length``.
+
+Each forwarded request opens its own connection: a connection kept between requests could
+be closed by the node's idle timeout just as a write is sent on it, and a write must never be
+sent twice to find out.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from typing import Final
+from urllib.parse import urlencode
+
+from replicator.server.http import (
+    FORWARD_SECRET,
+    FORWARDED_FOR,
+    FORWARDED_SUBJECT,
+    JSON,
+    HttpRequest,
+    Response,
+)
+from store.errors import KafkaErrorCode, StoreError
+
+_HOP_BY_HOP: Final = frozenset({
+    "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer",
+    "proxy-authorization", "proxy-authenticate", "host", "content-length",
+    FORWARD_SECRET.lower(), FORWARDED_FOR.lower(), FORWARDED_SUBJECT.lower(),
+})  # fmt: skip
+_KEPT_RESPONSE_HEADERS_SKIP: Final = frozenset({
+    "connection", "keep-alive", "transfer-encoding", "content-length", "content-type", "date",
+    "server",
+})  # fmt: skip
+_BUFFERED_BYTES: Final = 1024 * 1024
+"""Answers up to this size are read whole and sent in one write; larger ones are relayed."""
+_PIECE_BYTES: Final = 256 * 1024
+
+
+class NodeUnreachableError(StoreError):
+    """The worker could not reach its node's process (it is restarting or gone)."""
+
+    error_code = KafkaErrorCode.REQUEST_TIMED_OUT
+
+
+class Forwarder:
+    """Sends requests to the node's internal listener at ``host:port``."""
+
+    def __init__(self, host: str, port: int, secret: str, *, timeout_s: float) -> None:
+        self.host, self.port, self.secret, self.timeout_s = host, port, secret, timeout_s
+
+    def __call__(self, request: HttpRequest) -> Response:
+        query = urlencode(request.query, doseq=True)
+        target = request.path + (f"?{query}" if query else "")
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+        headers[FORWARD_SECRET] = self.secret
+        headers[FORWARDED_FOR] = request.address
+        if request.peer_subject:
+            headers[FORWARDED_SUBJECT] = json.dumps(request.peer_subject)
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
+        try:
+            connection.request(request.method, target, body=request.body or None, headers=headers)
+            answer = connection.getresponse()
+        except OSError as exc:
+            connection.close()
+            raise NodeUnreachableError(
+                f"the decision worker could not reach its node's process at "
+                f"{self.host}:{self.port} ({exc}); retry: the node restarts it"
+            ) from exc
+        kept = tuple(
+            (name, value) for name, value in answer.getheaders()
+            if name.lower() not in _KEPT_RESPONSE_HEADERS_SKIP
+        )  # fmt: skip
+        content_type = answer.getheader("Content-Type") or JSON
+        length_text = answer.getheader("Content-Length")
+        if answer.chunked or length_text is None:
+            return Response(answer.status, b"", content_type, kept, _relay(connection, answer))
+        length = int(length_text)
+        if length <= _BUFFERED_BYTES:
+            try:
+                body = answer.read()
+            finally:
+                connection.close()
+            return Response(answer.status, body, content_type, kept)
+        return Response(answer.status, b"", content_type, kept, _relay(connection, answer), length)
+
+
+def _relay(connection: http.client.HTTPConnection, answer: http.client.HTTPResponse) -> Iterator[bytes]:
+    """The answer's body piece by piece as the node sends it; the connection closes after."""
+    try:
+        while True:
+            piece = answer.read1(_PIECE_BYTES)
+            if not piece:
+                return
+            yield piece
+    finally:
+        connection.close()

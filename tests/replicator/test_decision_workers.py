@@ -1,0 +1,177 @@
+"""Decisions in worker processes (``--decision-workers``), against what was written.
+
+The node hands connections to its workers in turn, so several connections reach every worker
+(each answer names its worker).  Expected decisions are worked out by hand from the write
+each check follows; expected offsets are the ones the writes returned.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sidecar_support import action_json, admin_client, binding, create_acls, start_node, wait_until
+
+from replicator.client import StoreClient
+from replicator.server.node import Node
+from store.acl import AclOperation, ResourceType
+
+pytestmark = pytest.mark.unit
+
+WORKERS = 2
+T, READ = ResourceType.TOPIC, AclOperation.READ
+
+
+class Connection:
+    """One keep-alive connection, as a broker's plugin holds it: it stays with one worker."""
+
+    def __init__(self, port: int) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.worker: str | None = None
+
+    def post(self, path: str, value: Any) -> tuple[int, Any]:
+        self.conn.request("POST", path, json.dumps(value), {"Content-Type": "application/json"})
+        response = self.conn.getresponse()
+        body = json.loads(response.read())
+        worker = response.getheader("Aclstore-Worker")
+        if path.startswith("/v1/authorize"):
+            assert worker is not None, "a decision answered outside the workers"
+            assert self.worker in (None, worker), "a keep-alive connection changed worker"
+            self.worker = worker
+        return response.status, body
+
+    def can_read(self, principal: str, topic: str, min_offset: int | None = None) -> tuple[str, int]:
+        request: dict[str, Any] = {"principal": principal, "host": "127.0.0.1",
+                                   "actions": [action_json(READ, T, topic)]}  # fmt: skip
+        if min_offset is not None:
+            request["minOffset"] = min_offset
+        status, body = self.post("/v1/authorize", request)
+        assert status == 200, body
+        return body["results"][0], body["offset"]
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[Node]:
+    n = start_node(tmp_path / "node", decision_workers=WORKERS)
+    yield n
+    n.stop()
+
+
+@pytest.fixture
+def admin(node: Node) -> Iterator[StoreClient]:
+    with admin_client(node) as client:
+        yield client
+
+
+def _connections(node: Node, count: int) -> list[Connection]:
+    connections = [Connection(node.port) for _ in range(count)]
+    for c in connections:
+        c.can_read("User:nobody", "warm-up")
+    assert {c.worker for c in connections} == {str(n) for n in range(WORKERS)}
+    return connections
+
+
+def test_a_decision_after_a_write_sees_it_on_every_worker(node: Node, admin: StoreClient) -> None:
+    connections = _connections(node, 3 * WORKERS)
+    for round_ in range(8):
+        principal, topic = f"User:u{round_}", f"topic-{round_}"
+        grant = binding(T, topic, principal, READ)
+        written = create_acls(admin, [grant])
+        for c in connections:  # minOffset: at least as fresh as the write
+            result, offset = c.can_read(principal, topic, min_offset=written)
+            assert (result, offset >= written) == ("ALLOWED", True), (c.worker, offset, written)
+        deleted = admin.delete_acls([grant.to_filter()])
+        assert deleted.offset is not None and deleted.offset > written
+        for c in connections:
+            result, offset = c.can_read(principal, topic, min_offset=deleted.offset)
+            assert (result, offset >= deleted.offset) == ("DENIED", True)
+
+
+def test_once_the_node_applied_a_write_no_worker_answers_from_before_it(
+    node: Node, admin: StoreClient
+) -> None:
+    """Without minOffset: a worker catches up with what the node made visible before it
+    answers, so no answer is older than one the node could have given when it was asked."""
+    connections = _connections(node, 2 * WORKERS)
+    for round_ in range(8):
+        principal, topic = f"User:v{round_}", f"t-{round_}"
+        written = create_acls(admin, [binding(T, topic, principal, READ)])
+        status, waited = connections[0].post("/v1/offset/wait", {"after": written - 1, "timeoutMs": 5000})
+        assert status == 200 and waited["offset"] >= written  # visible on the node
+        for c in connections:
+            assert c.can_read(principal, topic) == ("ALLOWED", c.can_read(principal, topic)[1])
+            result, offset = c.can_read(principal, topic)
+            assert result == "ALLOWED" and offset >= written, (c.worker, offset, written)
+
+
+def test_administration_reaches_the_node_through_any_worker(node: Node, admin: StoreClient) -> None:
+    """Writes, reads and a streamed listing forwarded by a worker, with the caller checked by
+    the node as if it had called it (no token: 401; the admin's token: its principal)."""
+    grants = [binding(T, f"listed-{i}", "User:lister", READ) for i in range(300)]
+    written = create_acls(admin, grants)
+    listing = admin.list_acls(min_offset=written)
+    names = sorted(resource.name for resource in listing)
+    assert names == sorted(g.name for g in grants)  # streamed through the worker, whole
+    assert listing.offset == written and listing.bindings == len(grants)
+    anonymous = Connection(node.port)
+    status, body = anonymous.post("/v1/acls/describe", {})
+    assert status == 401, body
+    assert admin.describe_acls().offset == written
+
+
+def test_metrics_add_up_every_workers_decisions(node: Node, admin: StoreClient) -> None:
+    written = create_acls(admin, [binding(T, "counted", "User:c", READ)])
+    connections = _connections(node, 2 * WORKERS)  # one denial each to warm up
+    for c in connections:
+        for _ in range(5):
+            assert c.can_read("User:c", "counted", min_offset=written)[0] == "ALLOWED"
+    allowed, denied = 5 * len(connections), len(connections)
+
+    def figures() -> dict[str, float]:
+        conn = http.client.HTTPConnection("127.0.0.1", node.port, timeout=10)
+        conn.request("GET", "/metrics")
+        page = conn.getresponse().read().decode()
+        conn.close()
+        return {m.group(1): float(m.group(2)) for m in re.finditer(r"^(\S+) (\S+)$", page, re.MULTILINE)}
+
+    def counted() -> bool:
+        f = figures()
+        return (
+            f.get('aclstore_decisions_total{endpoint="authorize",result="ALLOWED"}') == allowed
+            and f.get('aclstore_decisions_total{endpoint="authorize",result="DENIED"}') == denied
+        )
+
+    wait_until(counted, timeout=5, what="the workers' figures in /metrics")
+    f = figures()
+    assert f["aclstore_decision_workers"] == WORKERS
+    assert f['aclstore_decision_latency_seconds_count{endpoint="authorize"}'] == len(connections) * 6
+    for n in range(WORKERS):
+        assert f[f'aclstore_decision_worker_applied_offset{{worker="{n}"}}'] >= written
+
+
+def test_a_killed_worker_is_replaced_and_decisions_go_on(node: Node, admin: StoreClient) -> None:
+    assert node.workers is not None
+    victim = node.workers.workers[0].process.pid
+    os.kill(victim, signal.SIGKILL)
+    written = create_acls(admin, [binding(T, "after-kill", "User:k", READ)])
+    # New connections while it is down are answered (by the other worker, or the node).
+    for _ in range(4):
+        assert Connection(node.port).can_read("User:k", "after-kill", min_offset=written)[0] == "ALLOWED"
+    def replaced() -> bool:
+        pool = node.workers
+        if pool is None:
+            return False
+        return all(w.alive for w in pool.workers) and pool.workers[0].process.pid != victim
+
+    wait_until(replaced, timeout=20, what="a new worker 0")
+    time.sleep(0.2)
+    connections = _connections(node, 2 * WORKERS)
+    assert all(c.can_read("User:k", "after-kill")[0] == "ALLOWED" for c in connections)
