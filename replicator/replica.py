@@ -202,7 +202,57 @@ class ConfigCache:
         return config
 
 
-class Replica:
+class DecidesFromViews:
+    """``authorize`` and ``authorizeByResourceType`` answered from a view of an index, with the
+    settings at the view's offset: what a replica and a decision worker's follower share.  A
+    subclass gives the view (:meth:`_view`: at least ``min_offset``), ``ready`` and the
+    settings (``_configs``)."""
+
+    _configs: ConfigCache
+
+    @property
+    def ready(self) -> bool:
+        raise NotImplementedError
+
+    def _view(self, min_offset: int | None, timeout: float | None) -> IndexView:
+        raise NotImplementedError
+
+    def authorize(
+        self,
+        principal: KafkaPrincipal | str,
+        host: str,
+        actions: Sequence[Action],
+        *,
+        min_offset: int | None = None,
+        timeout: float | None = None,
+    ) -> Answer[list[Decision]]:
+        """Kafka's ``Authorizer.authorize`` from this state (KIP-50)."""
+        view = self._view(min_offset, timeout)
+        decisions = authorize(
+            view, self._configs.of(view), principal, host, actions, loading_complete=self.ready
+        )
+        return Answer(decisions, view.position.offset, view.position.timestamp_ms)
+
+    def authorize_by_resource_type(
+        self,
+        principal: KafkaPrincipal | str,
+        host: str,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        *,
+        min_offset: int | None = None,
+        timeout: float | None = None,
+    ) -> Answer[Decision]:
+        """Kafka's ``Authorizer.authorizeByResourceType`` (KIP-679) from this state."""
+        view = self._view(min_offset, timeout)
+        decision = authorize_by_resource_type(
+            view, self._configs.of(view), principal, host, operation, resource_type,
+            loading_complete=self.ready,
+        )
+        return Answer(decision, view.position.offset, view.position.timestamp_ms)
+
+
+class Replica(DecidesFromViews):
     """One replica of the ACL store; use :meth:`open` (or the constructor, then :meth:`start`).
 
     The caller owns ``log`` (the replica never closes it).
@@ -425,43 +475,6 @@ class Replica:
                 )
         return self.index.view()
 
-    def _config(self, view: IndexView) -> AuthorizerConfig:
-        return self._configs.of(view)
-
-    def authorize(
-        self,
-        principal: KafkaPrincipal | str,
-        host: str,
-        actions: Sequence[Action],
-        *,
-        min_offset: int | None = None,
-        timeout: float | None = None,
-    ) -> Answer[list[Decision]]:
-        """Kafka's ``Authorizer.authorize`` from this replica's state (KIP-50)."""
-        view = self._view(min_offset, timeout)
-        decisions = authorize(
-            view, self._config(view), principal, host, actions, loading_complete=self.ready
-        )
-        return Answer(decisions, view.position.offset, view.position.timestamp_ms)
-
-    def authorize_by_resource_type(
-        self,
-        principal: KafkaPrincipal | str,
-        host: str,
-        operation: AclOperation,
-        resource_type: ResourceType,
-        *,
-        min_offset: int | None = None,
-        timeout: float | None = None,
-    ) -> Answer[Decision]:
-        """Kafka's ``Authorizer.authorizeByResourceType`` (KIP-679) from this replica's state."""
-        view = self._view(min_offset, timeout)
-        decision = authorize_by_resource_type(
-            view, self._config(view), principal, host, operation, resource_type,
-            loading_complete=self.ready,
-        )
-        return Answer(decision, view.position.offset, view.position.timestamp_ms)
-
     def describe(
         self,
         acl_filter: AclBindingFilter,
@@ -500,7 +513,7 @@ class Replica:
     def config(self, *, min_offset: int | None = None) -> Answer[AuthorizerConfig]:
         """The authorizer settings in force at the replica's position."""
         view = self._view(min_offset, None)
-        return Answer(self._config(view), view.position.offset, view.position.timestamp_ms)
+        return Answer(self._configs.of(view), view.position.offset, view.position.timestamp_ms)
 
     # -- operator actions -------------------------------------------------------------------------
 

@@ -42,13 +42,22 @@ def parse_json(body: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise BadRequestError(f"the request body is not UTF-8 (byte {exc.start})") from exc
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise BadRequestError(
             f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from exc
     except RecursionError as exc:
         raise BadRequestError("malformed JSON: nested too deeply") from exc
+    if "\\ud" in text or "\\uD" in text:  # an escaped UTF-16 surrogate: paired, or refused
+        try:
+            dumps(value)
+        except UnicodeEncodeError as exc:
+            raise BadRequestError(
+                "the request body escapes a lone UTF-16 surrogate (\\ud800-\\udfff), which is "
+                "not a character: send the character itself, or both halves of its pair"
+            ) from exc
+    return value
 
 
 def _refuse_constant(name: str) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -27,7 +27,7 @@ from replicator.errors import (
 )
 from replicator.index import meta
 from replicator.index.batch import IndexBatch
-from replicator.index.cache import CacheFigures, CacheKey, MatchCache, Pattern
+from replicator.index.cache import CachedAnswers, MatchCache
 from replicator.index.progress import Progress
 from replicator.index.records import (
     IndexCounters,
@@ -38,7 +38,6 @@ from replicator.index.records import (
 )
 from replicator.index.tables import open_tables, verify_tables
 from replicator.index.view import IndexView
-from store.authorizer.grants import PatternAcls
 
 _UPGRADE_BATCH = 10_000
 """Bindings per ``WriteBatch`` when an older layout gains a table."""
@@ -48,7 +47,7 @@ SPACE_SLACK_BYTES = 1 << 20
 memtables RocksDB has yet to write out as table files."""
 
 
-class AclIndex:
+class AclIndex(CachedAnswers):
     """The RocksDB index of one replica (rocksdict, raw bytes mode).
 
     ``reader_version`` is the newest event format this replica understands; an index built
@@ -80,6 +79,7 @@ class AclIndex:
             self._close_db()
             raise
         self._progress = Progress(stored.position, stored.stopped)
+        self._cache_lock = self._progress.cond
         self._counters = stored.counters
         self._anchor = stored.anchor
         self._config = stored.config
@@ -239,36 +239,6 @@ class AclIndex:
     def notify_waiters(self) -> None:
         """Wake :meth:`wait_applied` callers (e.g. because the replica stopped or closed)."""
         self._progress.notify()
-
-    # -- the cache of applicable_acls answers (views call these) -------------------------------
-
-    def cached_match(self, generation: int, key: CacheKey) -> tuple[PatternAcls, ...] | None:
-        with self._progress.cond:
-            return self._cache.get(generation, key)
-
-    def cached_patterns(self, generation: int, keys: Iterable[Pattern]) -> dict[Pattern, PatternAcls]:
-        """The summaries kept of the patterns ``keys`` (those kept: see :class:`MatchCache`)."""
-        get = self._cache.get_pattern
-        with self._progress.cond:
-            return {key: found for key in keys if (found := get(generation, key)) is not None}
-
-    def cache_figures(self) -> CacheFigures:
-        with self._progress.cond:
-            return self._cache.figures()
-
-    def remember_match(
-        self,
-        generation: int,
-        key: CacheKey,
-        value: tuple[PatternAcls, ...],
-        patterns: Mapping[Pattern, PatternAcls],
-    ) -> None:
-        """Keep an answer read at ``generation``, and the summaries of single ``patterns``
-        read for it that apply to many names."""
-        with self._progress.cond:
-            self._cache.put(generation, key, value)
-            for pattern, summary in patterns.items():
-                self._cache.put_pattern(generation, pattern, summary)
 
     # -- writing ------------------------------------------------------------------------------
 

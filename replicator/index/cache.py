@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import bisect
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from store.acl import WILDCARD_RESOURCE, PatternType
@@ -139,3 +140,39 @@ class MatchCache:
             misses=self._misses,
             evicted_by_changes=self._invalidated,
         )
+
+
+class CachedAnswers:
+    """What a view asks of its index's cache (:class:`~replicator.index.view.AnswerCache`),
+    under the index's lock (``_cache_lock``): the writer's index and a follower share it."""
+
+    _cache: MatchCache
+    _cache_lock: AbstractContextManager[object]
+
+    def cached_match(self, generation: int, key: CacheKey) -> tuple[PatternAcls, ...] | None:
+        with self._cache_lock:
+            return self._cache.get(generation, key)
+
+    def cached_patterns(self, generation: int, keys: Iterable[Pattern]) -> dict[Pattern, PatternAcls]:
+        """The summaries kept of the patterns ``keys`` (those kept: see :class:`MatchCache`)."""
+        get = self._cache.get_pattern
+        with self._cache_lock:
+            return {key: found for key in keys if (found := get(generation, key)) is not None}
+
+    def cache_figures(self) -> CacheFigures:
+        with self._cache_lock:
+            return self._cache.figures()
+
+    def remember_match(
+        self,
+        generation: int,
+        key: CacheKey,
+        value: tuple[PatternAcls, ...],
+        patterns: Mapping[Pattern, PatternAcls],
+    ) -> None:
+        """Keep an answer read at ``generation``, and the summaries of single ``patterns``
+        read for it that apply to many names."""
+        with self._cache_lock:
+            self._cache.put(generation, key, value)
+            for pattern, summary in patterns.items():
+                self._cache.put_pattern(generation, pattern, summary)

@@ -24,14 +24,13 @@ from typing import cast
 
 from replicator.errors import IndexOpenError
 from replicator.index import meta
-from replicator.index.cache import CacheFigures, CacheKey, MatchCache, Pattern
+from replicator.index.cache import CachedAnswers, MatchCache, Pattern
 from replicator.index.records import IndexCounters, IndexPosition, StopRecord
 from replicator.index.tables import open_secondary
 from replicator.index.view import IndexView
-from store.authorizer.grants import PatternAcls
 
 
-class FollowerIndex:
+class FollowerIndex(CachedAnswers):
     """The index in ``path`` read through a secondary instance kept in ``secondary_path``.
 
     :meth:`catch_up` moves it to what the writer has committed; :meth:`view` reads the state
@@ -43,7 +42,7 @@ class FollowerIndex:
     def __init__(self, path: Path, secondary_path: Path, *, cache_size: int) -> None:
         self.path = path
         self._db, self.tables = open_secondary(path, secondary_path)
-        self._lock = threading.Lock()
+        self._lock = self._cache_lock = threading.Lock()
         self._cache = MatchCache(cache_size)
         self._closed = False
         self._stored = self._read_state()
@@ -133,33 +132,6 @@ class FollowerIndex:
                 generation=self._cache.generation,
                 prefix_lengths=self._prefix_lengths,
             )
-
-    # -- the cache (views call these) -----------------------------------------------------------
-
-    def cached_match(self, generation: int, key: CacheKey) -> tuple[PatternAcls, ...] | None:
-        with self._lock:
-            return self._cache.get(generation, key)
-
-    def cached_patterns(self, generation: int, keys: Iterable[Pattern]) -> dict[Pattern, PatternAcls]:
-        get = self._cache.get_pattern
-        with self._lock:
-            return {key: found for key in keys if (found := get(generation, key)) is not None}
-
-    def remember_match(
-        self,
-        generation: int,
-        key: CacheKey,
-        value: tuple[PatternAcls, ...],
-        patterns: Mapping[Pattern, PatternAcls],
-    ) -> None:
-        with self._lock:
-            self._cache.put(generation, key, value)
-            for pattern, summary in patterns.items():
-                self._cache.put_pattern(generation, pattern, summary)
-
-    def cache_figures(self) -> CacheFigures:
-        with self._lock:
-            return self._cache.figures()
 
     # -- closing -------------------------------------------------------------------------------
 

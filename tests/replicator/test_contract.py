@@ -309,3 +309,15 @@ def test_the_fast_audit_encoder_writes_the_bytes_of_the_event_dict() -> None:
                 b"READ\x1fTOPIC\x1fLITERAL\x1fDENIED\x1fNO_SUCH_RULE\x1f\"t\""):  # fmt: skip
         with pytest.raises(ValueError):
             encoder.fragment_of_item(bad)
+
+
+def test_a_lone_escaped_surrogate_is_a_bad_request_and_a_pair_is_its_character() -> None:
+    from replicator.contract.fields import parse_json
+
+    with pytest.raises(BadRequestError, match="lone UTF-16 surrogate"):
+        parse_json(b'{"principal": "User:\\ud800"}')
+    with pytest.raises(BadRequestError, match="lone UTF-16 surrogate"):
+        parse_json(b'{"actions": [{"resourceName": "\\udfff-tail"}]}')
+    # A pair is the character it encodes (U+1F600), and a \\ud7ff escape is an ordinary one.
+    assert parse_json(b'{"name": "\\ud83d\\ude00"}') == {"name": "\U0001f600"}
+    assert parse_json(b'{"name": "\\ud7ff"}') == {"name": "\ud7ff"}

@@ -19,7 +19,7 @@ from replicator.index import AclIndex
 from replicator.index import meta as index_meta
 from replicator.index.follower import FollowerIndex
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
-from tests.replicator.test_index import RESOURCE_TYPES, _applies, log_key, random_binding
+from tests.replicator.test_index import RESOURCE_TYPES, _applies, commit_random_changes, log_key
 
 pytestmark = pytest.mark.unit
 
@@ -35,19 +35,8 @@ def _run(tmp: Path, seed: int) -> None:
         states: dict[int, dict[bytes, AclBinding]] = {-1: {}}
         offset = -1
         for _ in range(40):
-            batch = index.batch()
-            for _ in range(rng.randint(1, 4)):
-                binding = random_binding(rng)
-                key = log_key(binding)
-                if rng.random() < 0.35 and live:
-                    key = rng.choice(sorted(live))
-                    batch.remove(key)
-                    live.pop(key)
-                else:
-                    batch.create(key, binding)
-                    live[key] = binding
             offset += 1
-            batch.commit(offset=offset, timestamp_ms=offset)
+            commit_random_changes(index, rng, live, offset)
             states[offset] = dict(live)
             if rng.random() < 0.4:  # sometimes several commits pass between catch-ups
                 reached = follower.catch_up()

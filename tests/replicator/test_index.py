@@ -79,6 +79,25 @@ def random_history(
     return live
 
 
+def commit_random_changes(
+    index: AclIndex, rng: random.Random, live: dict[bytes, AclBinding], offset: int
+) -> None:
+    """One to four random creates or deletes of ``live`` bindings, committed at ``offset``;
+    ``live`` (the model) follows them."""
+    batch = index.batch()
+    for _ in range(rng.randint(1, 4)):
+        binding = random_binding(rng)
+        key = log_key(binding)
+        if rng.random() < 0.35 and live:
+            key = rng.choice(sorted(live))
+            batch.remove(key)
+            live.pop(key)
+        else:
+            batch.create(key, binding)
+            live[key] = binding
+    batch.commit(offset=offset, timestamp_ms=offset)
+
+
 @pytest.fixture
 def index(tmp_path: Path) -> AclIndex:
     idx = AclIndex(tmp_path / "index", reader_version=3)
@@ -391,19 +410,8 @@ def test_cached_answers_equal_a_replay_under_interleaved_changes(
         view: IndexView | None = None
         offset = -1
         for _ in range(30):
-            batch = index.batch()
-            for _ in range(rng.randint(1, 4)):
-                binding = random_binding(rng)
-                key = log_key(binding)
-                if rng.random() < 0.35 and live:
-                    key = rng.choice(sorted(live))
-                    batch.remove(key)
-                    live.pop(key)
-                else:
-                    batch.create(key, binding)
-                    live[key] = binding
             offset += 1
-            batch.commit(offset=offset, timestamp_ms=offset)
+            commit_random_changes(index, rng, live, offset)
             states[offset] = dict(live)
             views.append(index.view())
             for _ in range(12):

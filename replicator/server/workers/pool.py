@@ -43,7 +43,7 @@ from replicator.server.workers.state import FATAL, LOG_ERROR, READY, PublishedSt
 from store.errors import InvalidConfigError
 
 _log = logging.getLogger("aclstore.workers")
-STATUS_INTERVAL_S: Final = 0.02
+STATUS_INTERVAL_S: Final = 0.05
 START_TIMEOUT_S: Final = 60.0
 STOP_TIMEOUT_S: Final = 15.0
 FIGURES_TIMEOUT_S: Final = 1.0

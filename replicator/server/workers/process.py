@@ -47,7 +47,7 @@ from replicator.server.workers.replica import FollowerReplica
 from replicator.server.workers.state import SharedState
 
 _log = logging.getLogger("aclstore.worker")
-REFRESH_S: Final = 0.02
+REFRESH_S: Final = 0.05
 """How often an idle worker catches up with the node's published offset (a request catches
 up at once): keeps the follower's cache current between requests."""
 SNAPSHOT_S: Final = 1.0

@@ -13,29 +13,19 @@ get that far, exactly as on the node.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Final
 
 from replicator.errors import ConsistencyTimeoutError, ReplicaError, ReplicaStoppedError
 from replicator.index import IndexView
 from replicator.index.follower import FollowerIndex
-from replicator.replica import Answer, ConfigCache, ReplicaSettings, ReplicaStatus
+from replicator.replica import ConfigCache, DecidesFromViews, ReplicaSettings, ReplicaStatus
 from replicator.server.workers.state import PublishedState, SharedState
-from store.acl import AclOperation, ResourceType
-from store.authorizer import (
-    Action,
-    AuthorizerConfig,
-    Decision,
-    authorize,
-    authorize_by_resource_type,
-)
-from store.principal import KafkaPrincipal
 
 _POLL_S: Final = 0.0005
 """How often a ``min_offset`` wait looks at the node's published offset."""
 
 
-class FollowerReplica:
+class FollowerReplica(DecidesFromViews):
     """Decisions from ``index``, kept up with the node's replica through ``shared``."""
 
     def __init__(self, index: FollowerIndex, shared: SharedState, settings: ReplicaSettings) -> None:
@@ -129,38 +119,3 @@ class FollowerReplica:
                 offset=stop.offset,
                 reason=stop.reason,
             )
-
-    def _config(self, view: IndexView) -> AuthorizerConfig:
-        return self._configs.of(view)
-
-    def authorize(
-        self,
-        principal: KafkaPrincipal | str,
-        host: str,
-        actions: Sequence[Action],
-        *,
-        min_offset: int | None = None,
-        timeout: float | None = None,
-    ) -> Answer[list[Decision]]:
-        view = self._view(min_offset, timeout)
-        decisions = authorize(
-            view, self._config(view), principal, host, actions, loading_complete=self.ready
-        )
-        return Answer(decisions, view.position.offset, view.position.timestamp_ms)
-
-    def authorize_by_resource_type(
-        self,
-        principal: KafkaPrincipal | str,
-        host: str,
-        operation: AclOperation,
-        resource_type: ResourceType,
-        *,
-        min_offset: int | None = None,
-        timeout: float | None = None,
-    ) -> Answer[Decision]:
-        view = self._view(min_offset, timeout)
-        decision = authorize_by_resource_type(
-            view, self._config(view), principal, host, operation, resource_type,
-            loading_complete=self.ready,
-        )
-        return Answer(decision, view.position.offset, view.position.timestamp_ms)
