@@ -7,15 +7,19 @@ to the node's internal listener on loopback, with the node's secret and the call
 and certificate subject (:data:`replicator.server.http.FORWARDED_FOR`), and relays the answer
 as it comes: a streamed listing stays streamed, a large answer keeps its ``Content-Length``.
 
-Each forwarded request opens its own connection: a connection kept between requests could
-be closed by the node's idle timeout just as a write is sent on it, and a write must never be
-sent twice to find out.
+Each of the worker's connection threads keeps one connection to the node, used again only
+while it has been idle for less than :data:`REUSE_IDLE_S`, well under the node's idle
+timeout, so the node never closes it under a request.  A request that fails on it anyway is
+not sent again (a write must never be sent twice to find out whether it landed): the caller
+gets a 503 and decides.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import threading
+import time
 from collections.abc import Iterator
 from typing import Final
 from urllib.parse import urlencode
@@ -42,6 +46,9 @@ _KEPT_RESPONSE_HEADERS_SKIP: Final = frozenset({
 _BUFFERED_BYTES: Final = 1024 * 1024
 """Answers up to this size are read whole and sent in one write; larger ones are relayed."""
 _PIECE_BYTES: Final = 256 * 1024
+REUSE_IDLE_S: Final = 30.0
+"""A kept connection idle longer than this (or than a quarter of the node's idle timeout,
+``HttpLimits.idle_timeout_s``, 120 s by default) is closed, not used."""
 
 
 class NodeUnreachableError(StoreError):
@@ -53,8 +60,30 @@ class NodeUnreachableError(StoreError):
 class Forwarder:
     """Sends requests to the node's internal listener at ``host:port``."""
 
-    def __init__(self, host: str, port: int, secret: str, *, timeout_s: float) -> None:
+    def __init__(
+        self, host: str, port: int, secret: str, *, timeout_s: float, node_idle_timeout_s: float
+    ) -> None:
         self.host, self.port, self.secret, self.timeout_s = host, port, secret, timeout_s
+        self.reuse_idle_s = min(REUSE_IDLE_S, node_idle_timeout_s / 4)
+        self._kept = threading.local()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        """This thread's connection to the node: the kept one if it is fresh enough."""
+        kept: tuple[http.client.HTTPConnection, float] | None = getattr(self._kept, "value", None)
+        self._kept.value = None
+        if kept is not None:
+            connection, idle_since = kept
+            if time.monotonic() - idle_since < self.reuse_idle_s:
+                return connection
+            connection.close()
+        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
+
+    def _keep(self, connection: http.client.HTTPConnection, answer: http.client.HTTPResponse) -> None:
+        """Keep ``connection`` for this thread's next request, once ``answer`` is read whole."""
+        if answer.will_close:
+            connection.close()
+        else:
+            self._kept.value = (connection, time.monotonic())
 
     def __call__(self, request: HttpRequest) -> Response:
         query = urlencode(request.query, doseq=True)
@@ -64,11 +93,11 @@ class Forwarder:
         headers[FORWARDED_FOR] = request.address
         if request.peer_subject:
             headers[FORWARDED_SUBJECT] = json.dumps(request.peer_subject)
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
+        connection = self._connection()
         try:
             connection.request(request.method, target, body=request.body or None, headers=headers)
             answer = connection.getresponse()
-        except OSError as exc:
+        except (OSError, http.client.HTTPException) as exc:
             connection.close()
             raise NodeUnreachableError(
                 f"the decision worker could not reach its node's process at "
@@ -86,8 +115,10 @@ class Forwarder:
         if length <= _BUFFERED_BYTES:
             try:
                 body = answer.read()
-            finally:
+            except (OSError, http.client.HTTPException):
                 connection.close()
+                raise
+            self._keep(connection, answer)
             return Response(answer.status, body, content_type, kept)
         return Response(answer.status, b"", content_type, kept, _relay(connection, answer), length)
 

@@ -159,7 +159,11 @@ class DecisionWorker:
         host, port = config.upstream
         self.server = SidecarHTTPServer(
             ("127.0.0.1", 0), routes, on_response=self._count_response, limits=config.limits,
-            fallback=Forwarder(host, port, config.secret, timeout_s=FORWARD_TIMEOUT_S), bind=False,
+            fallback=Forwarder(
+                host, port, config.secret, timeout_s=FORWARD_TIMEOUT_S,
+                node_idle_timeout_s=config.limits.idle_timeout_s,
+            ),
+            bind=False,
         )  # fmt: skip
         self.tls = config.tls.server_context() if config.tls is not None else None
         self.stopping = threading.Event()
