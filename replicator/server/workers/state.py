@@ -26,6 +26,8 @@ _RECORD: Final = struct.Struct("<QqqqqqdQ")
 """sequence, published offset, ready offset, stopped offset (-1: none), log end offset,
 flags, log end confirmed at (monotonic s), status written at (monotonic ns)."""
 _SEQ: Final = struct.Struct("<Q")
+_BODY: Final = struct.Struct("<qqqqqdQ")
+"""The record after its sequence number."""
 _SIZE: Final = 4096
 
 READY: Final = 1
@@ -84,15 +86,20 @@ class SharedState:
     # -- the writer ------------------------------------------------------------------------------
 
     def publish(self, state: PublishedState) -> None:
-        """Write ``state`` (one writer thread at a time: the caller orders them)."""
+        """Write ``state`` (one writer thread at a time: the caller orders them).
+
+        Every store is a copy of bytes packed beforehand: ``struct.pack_into`` zeroes its
+        target before it writes the fields, which a reader could take for an even sequence
+        number over a record of zeros."""
         view = self._map
         (seq,) = _SEQ.unpack_from(view, 0)
-        _SEQ.pack_into(view, 0, seq + 1)  # odd: a write is under way
-        _RECORD.pack_into(
-            view, 0, seq + 1, state.offset, state.ready_offset, state.stopped_offset,
-            state.log_end_offset, state.flags, state.log_end_confirmed_at, time.monotonic_ns(),
+        body = _BODY.pack(
+            state.offset, state.ready_offset, state.stopped_offset, state.log_end_offset,
+            state.flags, state.log_end_confirmed_at, time.monotonic_ns(),
         )  # fmt: skip
-        _SEQ.pack_into(view, 0, seq + 2)
+        view[0 : _SEQ.size] = _SEQ.pack(seq + 1)  # odd: a write is under way
+        view[_SEQ.size : _RECORD.size] = body
+        view[0 : _SEQ.size] = _SEQ.pack(seq + 2)
         self._last = state
 
     @property
