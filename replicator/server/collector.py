@@ -9,11 +9,12 @@ of 150 ms at 1,000,000 bindings with a cold cache).
 
 So a decision process freezes what is alive ten times a second (``gc.freeze()``: the objects
 move to a permanent generation the collector does not walk), and the collector walks only what
-the last tenth of a second made.  Frozen objects are still freed by their reference counts when they are
-dropped (a cache entry has no reference cycles); a cycle that was alive when it was frozen
-and became garbage afterwards is reclaimed by a full collection every ten minutes
-(unfreeze, collect, freeze): one pause per ten minutes instead of one per few thousand misses.  Filling a cache at 40,000
-entries a second, the longest pause was 147 ms without the policy and 11.5 ms with it.
+the last tenth of a second made.  Frozen objects are still freed by their reference counts
+when they are dropped (a cache entry has no reference cycles); a cycle that was alive when it
+was frozen and became garbage afterwards is reclaimed by a full collection every ten minutes
+(unfreeze, collect, freeze): one pause per ten minutes instead of one per few thousand misses.
+Filling a cache at 40,000 entries a second, the longest pause was 147 ms without the policy and
+11.5 ms with it.
 """
 
 from __future__ import annotations
