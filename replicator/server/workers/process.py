@@ -14,7 +14,6 @@ or on SIGTERM: it ships what audit events it can, writes its last figures and ex
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import os
 import pickle
@@ -36,6 +35,7 @@ from replicator.index.follower import FollowerIndex
 from replicator.replica import ReplicaSettings
 from replicator.server.audit import AuditEmitter, AuditSettings, AuditSinkOpener
 from replicator.server.callers import CallerPolicy
+from replicator.server.collector import CollectorPolicy
 from replicator.server.decisions import DecisionEndpoints, IdentityMapper
 from replicator.server.http import FORWARDED, HttpLimits, Route, SidecarHTTPServer
 from replicator.server.metrics import SidecarMetrics
@@ -249,8 +249,7 @@ def main() -> int:
     )
     control = socket.socket(fileno=int(sys.argv[1]))
     worker = DecisionWorker(config)
-    gc.collect()  # as the node does: what lives as long as the worker stays out of collections
-    gc.freeze()
+    collector = CollectorPolicy().start()  # short collector pauses (replicator.server.collector)
     sys.setswitchinterval(0.0005)
 
     def stop(*_: object) -> None:
@@ -262,4 +261,5 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the node, which stops us
     os.write(1, b"ready\n")
     worker.serve(control)
+    collector.close()
     return 0
