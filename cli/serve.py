@@ -114,7 +114,7 @@ def serve(args: argparse.Namespace) -> int:
     # collector walks only what is new, so its pauses stay short (replicator.server.collector).
     from replicator.server.collector import CollectorPolicy
 
-    collector = CollectorPolicy().start()
+    collector = CollectorPolicy(collect_s=None).start()
     # A request thread waiting for the GIL behind the replica's or the audit sender's thread
     # waits up to the switch interval (5 ms by default): keep that well under the p99 target.
     sys.setswitchinterval(0.0005)

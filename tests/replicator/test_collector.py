@@ -42,3 +42,24 @@ def test_live_objects_are_frozen_and_a_dropped_cycle_is_reclaimed_by_the_full_co
     finally:
         policy.close()
         gc.unfreeze()
+
+
+def test_without_full_collections_a_frozen_cycle_stays_and_new_objects_are_frozen_each_tick() -> None:
+    """The node's own policy (``collect_s=None``): what lived through a tick is never walked."""
+    policy = CollectorPolicy(freeze_s=0.05, collect_s=None).start()
+    try:
+        a, b = _Node(), _Node()
+        a.other, b.other = b, a
+        watch = weakref.ref(a)
+        before = gc.get_freeze_count()
+        made = [_Node() for _ in range(1_000)]
+        time.sleep(0.3)  # a few ticks: what was made is frozen
+        assert gc.get_freeze_count() >= before + len(made) and policy.full_collections == 0
+        del a, b
+        gc.collect()
+        time.sleep(0.2)
+        assert watch() is not None and policy.full_collections == 0
+    finally:
+        policy.close()
+        gc.unfreeze()
+        gc.collect()

@@ -35,7 +35,7 @@ from replicator.index.follower import FollowerIndex
 from replicator.replica import ReplicaSettings
 from replicator.server.audit import AuditEmitter, AuditSettings, AuditSinkOpener
 from replicator.server.callers import CallerPolicy
-from replicator.server.collector import CollectorPolicy
+from replicator.server.collector import WORKER_FULL_COLLECTION_S, CollectorPolicy
 from replicator.server.decisions import DecisionEndpoints, IdentityMapper
 from replicator.server.http import FORWARDED, HttpLimits, Route, SidecarHTTPServer
 from replicator.server.metrics import SidecarMetrics
@@ -249,7 +249,8 @@ def main() -> int:
     )
     control = socket.socket(fileno=int(sys.argv[1]))
     worker = DecisionWorker(config)
-    collector = CollectorPolicy().start()  # short collector pauses (replicator.server.collector)
+    # Short collector pauses (replicator.server.collector).
+    collector = CollectorPolicy(collect_s=WORKER_FULL_COLLECTION_S).start()
     sys.setswitchinterval(0.0005)
 
     def stop(*_: object) -> None:
