@@ -108,6 +108,14 @@ class ReplicaSettings:
             max_resume_age_ms=self.max_resume_age_ms,
         )
 
+    def lag(self, log_end: int, applied: int, age_s: float, *, failing: bool) -> int | None:
+        """Records beyond ``applied`` before the log end ``log_end`` confirmed ``age_s`` ago;
+        None (unknown) while the log fails or that figure is older than one refresh interval
+        plus its request timeout."""
+        if failing or age_s > self.watermark_interval_s + self.watermark_timeout_s:
+            return None
+        return max(0, log_end - 1 - applied)
+
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any]) -> ReplicaSettings:
         """Build from ``replica.*``-style keys named as the fields; unknown keys are refused."""
@@ -395,9 +403,6 @@ class Replica(DecidesFromViews):
         end = self._log_end
         age = time.monotonic() - end.confirmed_at
         log_error = self._read_error or self._end_error
-        current = log_error is None and age <= (
-            self.settings.watermark_interval_s + self.settings.watermark_timeout_s
-        )
         fatal = self._fatal
         return ReplicaStatus(
             ready=self.ready,
@@ -406,7 +411,7 @@ class Replica(DecidesFromViews):
             ready_offset=self.ready_offset,
             log_end_offset=end.offset,
             log_end_age_ms=int(age * 1000),
-            lag=max(0, end.offset - 1 - position.offset) if current else None,
+            lag=self.settings.lag(end.offset, position.offset, age, failing=log_error is not None),
             stopped=self.index.stopped,
             log_error=None if log_error is None else str(log_error),
             fatal_error=None if fatal is None else f"{type(fatal).__name__}: {fatal}",

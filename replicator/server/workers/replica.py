@@ -46,9 +46,6 @@ class FollowerReplica(DecidesFromViews):
         position = self.index.position
         counters = self.index.counters
         age = max(0.0, time.monotonic() - published.log_end_confirmed_at)
-        current = not published.log_error and age <= (
-            self.settings.watermark_interval_s + self.settings.watermark_timeout_s
-        )
         return ReplicaStatus(
             ready=published.ready and position.offset >= published.ready_offset,
             offset=position.offset,
@@ -56,7 +53,9 @@ class FollowerReplica(DecidesFromViews):
             ready_offset=published.ready_offset,
             log_end_offset=published.log_end_offset,
             log_end_age_ms=int(age * 1000),
-            lag=max(0, published.log_end_offset - 1 - position.offset) if current else None,
+            lag=self.settings.lag(
+                published.log_end_offset, position.offset, age, failing=published.log_error
+            ),
             stopped=self.index.stopped,
             log_error="the node's replica cannot read the log" if published.log_error else None,
             fatal_error="the node's replica failed" if published.failed else None,
