@@ -9,8 +9,10 @@ certificate), so the rules are the admin API's, checked by the same code:
 
 * ``POST /ui/api/acls/page``: one page of ``/v1/acls/list`` for the filter of
   ``kafka-acls --list`` (:mod:`.paging`), read as it streams and cut off after the page;
-* ``POST /ui/api/v1/acls/dry-run``, ``/ui/api/v1/acls``, ``/ui/api/v1/acls/delete``: the
-  dry run, CreateAcls and DeleteAcls, passed through as they are.
+* ``POST /ui/api/v1/acls/dry-run``, ``/ui/api/v1/acls``, ``/ui/api/v1/acls/delete``,
+  ``/ui/api/v1/acls/alter``: the dry run, CreateAcls, DeleteAcls and the one-batch alter (a
+  restore, guarded by ``ifScopeUnchangedSince``), passed through as they are;
+* ``POST /ui/api/history/…``: the history's questions (:mod:`.history`).
 
 A call must carry ``X-Aclstore-Console: 1``, which a form of another site cannot send (the
 cookie is ``SameSite=Strict`` as well).
@@ -41,7 +43,7 @@ from replicator.server.http import HttpRequest, Response, Route, RouteHandler
 
 COOKIE: Final = "aclstore_console"
 CALL_HEADER: Final = "X-Aclstore-Console"
-PASSED_THROUGH: Final = ("dry_run_acls", "create_acls", "delete_acls")
+PASSED_THROUGH: Final = ("dry_run_acls", "create_acls", "delete_acls", "alter_acls")
 """The sidecar API's endpoints the console calls as they are, under ``/ui/api``."""
 
 _HTML: Final = "text/html; charset=utf-8"
@@ -56,8 +58,8 @@ _SECURITY_HEADERS: Final = (
     ("Cache-Control", "no-store"),
 )  # fmt: skip
 _PUBLIC: Final = ("login.css",)
-_PRIVATE: Final = ("console.css", "acls.js")
-_PAGES: Final = {"/ui/acls": "acls.html"}
+_PRIVATE: Final = ("console.css", "acls.js", "history.css", "history.js", "access.js", "changes.js")
+_PAGES: Final = {"/ui/acls": "acls.html", "/ui/access": "access.html", "/ui/changes": "changes.html"}
 
 
 def _asset(name: str) -> bytes:
