@@ -13,6 +13,9 @@ playwright) logs in and opens the ACLs page, five times each:
   it, so this one grows with its depth (printed, no target).
 
 The load average is printed before and after: on shared cores the times follow it.
+
+Then ``ui_when_answer`` (:mod:`bench.console_history`): the Access over time page's answer
+against the command line's own time for the same question, on the same history.
 """
 
 from __future__ import annotations
@@ -116,4 +119,6 @@ def run(quick: bool) -> list[Target]:
         finally:
             node.stop()
     print(f"  load average (1, 5, 15 min) at the end: {load_average()}", flush=True)
-    return [Target("ui_first_paint", first, "ms", 1000.0, higher_is_better=False)]
+    from bench.console_history import run as when_answer
+
+    return [Target("ui_first_paint", first, "ms", 1000.0, higher_is_better=False), *when_answer(quick)]

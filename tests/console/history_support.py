@@ -79,16 +79,30 @@ def build_history(data_dir: Path, remote: str) -> History:
     return History(node, remote, *offsets, deleted)
 
 
+class Command:
+    """``aclstore <argv> --data-dir <node's> --remote <url> --format json`` as a user runs it,
+    started now (beside what the test does meanwhile); :meth:`answer` is its JSON document."""
+
+    def __init__(self, history: History, *argv: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cli", *argv, "--data-dir", str(history.node.data_dir),
+             "--remote", history.remote, "--format", "json"],
+            cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def answer(self) -> Any:
+        try:
+            out, err = self.process.communicate(timeout=300)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+        assert self.process.returncode == 0, err
+        return json.loads(out)
+
+
 def aclstore(history: History, *argv: str) -> Any:
-    """``aclstore <argv> --data-dir <node's> --remote <url> --format json`` as a user runs it:
-    its JSON document."""
-    done = subprocess.run(
-        [sys.executable, "-m", "cli", *argv, "--data-dir", str(history.node.data_dir),
-         "--remote", history.remote, "--format", "json"],
-        cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    """The JSON document of :class:`Command` ``argv``, run to its end now."""
+    return Command(history, *argv).answer()
 
 
 class ConsoleCalls:

@@ -18,6 +18,7 @@ from history_support import (
     BOB,
     CAROL,
     CAROL_DENY,
+    Command,
     ConsoleCalls,
     History,
     aclstore,
@@ -49,10 +50,11 @@ def history(
 def test_the_console_asks_what_the_command_line_asks(history: History) -> None:
     """``when`` through the console's job: the command's own document, and the intervals the
     writes make (bob: created, deleted, created again, still open)."""
+    reference = Command(history, "history", "when", "--principal", "User:bob", *RESOURCE_ARGS)
     calls = ConsoleCalls(history.node)
     view = calls.ask("when", {"principal": "User:bob", **RESOURCE})
     assert view["phase"] == "done", view
-    expected = aclstore(history, "history", "when", "--principal", "User:bob", *RESOURCE_ARGS)
+    expected = reference.answer()
     assert view["answer"] == expected
     spans = [(i["fromOffset"], i["toOffset"]) for i in view["answer"]["intervals"]]
     # a delete writes AclDeleted, then the tombstone the write answers with: closed one before
@@ -107,11 +109,12 @@ def _parsed(rows: list[list[str]]) -> list[list[Any]]:
 
 def test_when_and_who_in_the_page(history: History, page: Page, tmp_path: Path) -> None:
     node = history.node
+    reference = Command(history, "history", "when", "--principal", "User:bob", *RESOURCE_ARGS)
     log_in(page, node)
     query = urlencode({"principal": "User:bob", **RESOURCE})
     page.goto(f"{node.url}/ui/access?{query}")  # the fields in the address ask at once
     _done(page, "when-status")
-    expected = aclstore(history, "history", "when", "--principal", "User:bob", *RESOURCE_ARGS)
+    expected = reference.answer()
     drawn = page.locator("#timeline rect.interval").evaluate_all(
         "rects => rects.map(r => [r.dataset.fromOffset, r.dataset.toOffset])"
     )
@@ -154,10 +157,11 @@ def test_when_and_who_in_the_page(history: History, page: Page, tmp_path: Path) 
 
 def test_the_feed_and_a_diff_in_the_page(history: History, page: Page, tmp_path: Path) -> None:
     node = history.node
+    reference = Command(history, "history", "events")
     log_in(page, node)
     page.goto(f"{node.url}/ui/changes")
     _done(page, "feed-status")
-    events = aclstore(history, "history", "events")
+    events = reference.answer()
     shown = _parsed(_cells(page, "#feed-rows"))
     expected = [[str(e["offset"]), e["time"], e["type"], e["actor"] or "",
                  e["binding"] if "binding" in e else f"{e['config']['name']} = {e['config']['value']}"]
@@ -174,11 +178,12 @@ def test_the_feed_and_a_diff_in_the_page(history: History, page: Page, tmp_path:
     screenshot(page, tmp_path, "changes-feed")
 
     since, until = events[1]["time"], events[-1]["time"]  # alice created .. alice deleted
+    diff_reference = Command(history, "history", "diff", "--from", since, "--to", until)
     page.fill("#diff-form input[name=from]", since)
     page.fill("#diff-form input[name=to]", until)
     page.click("#diff-button")
     _done(page, "diff-status")
-    diff = aclstore(history, "history", "diff", "--from", since, "--to", until)
+    diff = diff_reference.answer()
     rows = _parsed(_cells(page, "#diff-rows"))
     assert rows == [["added", b] for b in diff["added"]] + [["removed", b] for b in diff["removed"]]
     # hand-worked: carol's two bindings added; alice's removed (bob's was deleted and created again)
@@ -193,12 +198,13 @@ def test_restore_is_a_preview_then_one_guarded_request(
     """Last in the module: it changes the live ACLs.  Back to just after alice was created:
     bob and alice, no carol.  A plan made before another change is refused when confirmed."""
     node = history.node
+    reference = Command(history, "history", "restore", "--offset", str(history.alice_created))
     log_in(page, node)
     page.goto(f"{node.url}/ui/changes?feed=off")
     page.fill("#restore-form input[name=offset]", str(history.alice_created))
     page.click("#restore-button")
     _done(page, "restore-status")
-    plan = aclstore(history, "history", "restore", "--offset", str(history.alice_created))
+    plan = reference.answer()
     rows = _parsed(_cells(page, "#plan-rows"))
     assert rows == [["delete", b] for b in plan["deletes"]] + [["create", b] for b in plan["creates"]]
     assert plan["creates"] == [list(ALICE.fields())]
