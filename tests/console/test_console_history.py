@@ -113,6 +113,10 @@ def test_when_and_who_in_the_page(history: History, page: Page, tmp_path: Path) 
     log_in(page, node)
     query = urlencode({"principal": "User:bob", **RESOURCE})
     page.goto(f"{node.url}/ui/access?{query}")  # the fields in the address ask at once
+    # progress while it runs: the job's phase and elapsed time, as the node reports them
+    page.wait_for_function(
+        "() => /^when: running, \\d+\\.\\d s$/.test(document.getElementById('when-status').textContent)"
+    )
     _done(page, "when-status")
     expected = reference.answer()
     drawn = page.locator("#timeline rect.interval").evaluate_all(

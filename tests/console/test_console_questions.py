@@ -195,3 +195,17 @@ def _pid(runner: QuestionRunner, job: str) -> int:
     process = runner._jobs[job].process  # the child, to see it end
     assert process is not None
     return process.pid
+
+
+def test_serve_names_the_history_the_console_asks(tmp_path: Path) -> None:
+    from cli import build_parser
+    from cli.serve import node_settings
+
+    args = ["serve", "--data-dir", str(tmp_path), "--history-remote", "sc://127.0.0.1:15002",
+            "--history-archive", "s3a://bucket/history"]  # fmt: skip
+    history = node_settings(build_parser().parse_args(args)).history
+    assert history == HistorySource(data_dir=tmp_path, archive="s3a://bucket/history",
+                                    remote="sc://127.0.0.1:15002")  # fmt: skip
+    default = node_settings(build_parser().parse_args(["serve", "--data-dir", str(tmp_path)])).history
+    assert default is not None and default.archive_location == str(tmp_path.resolve() / "history")
+    assert default.remote is None
