@@ -178,6 +178,23 @@ def test_a_question_whose_page_stops_asking_is_cancelled(tmp_path: Path) -> None
     assert runner.running() == 0
 
 
+def test_an_answer_nobody_reads_is_forgotten(tmp_path: Path) -> None:
+    now = [0.0]  # the runner's clock, moved by hand: nothing is cancelled while it stands
+    runner = _runner(tmp_path, ANSWER, idle_s=10.0, clock=lambda: now[0])
+    unread = runner.ask("s1", question("events", {}))
+    deadline = time.monotonic() + 30
+    while runner._jobs[unread["job"]].phase == "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert runner._jobs[unread["job"]].phase == "done"
+    now[0] = 9.0
+    runner.ask("s2", question("events", {}))  # any question sweeps; not yet idle long enough
+    assert unread["job"] in runner._jobs
+    now[0] = 10.5
+    runner.ask("s2", question("events", {}))
+    assert unread["job"] not in runner._jobs
+    runner.close()
+
+
 def test_questions_past_the_limit_are_refused_and_no_source_names_the_fix(tmp_path: Path) -> None:
     runner = _runner(tmp_path, SLOW, max_jobs=1)
     runner.ask("s1", question("events", {}))

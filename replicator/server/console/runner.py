@@ -144,6 +144,7 @@ class QuestionRunner:
         source = self._check_source()
         argv = [*self.command, *question.argv(source)]
         with self._lock:
+            self._sweep()
             earlier = self._by_session.pop(session, None)
             if earlier is not None:
                 self._cancel(self._jobs.pop(earlier), "a newer question of the page replaced it")
@@ -215,6 +216,14 @@ class QuestionRunner:
             raise UnknownJobError(f"no question {job_id!r} in this session: it ended and was "
                                   "read already, or another session asked it; ask again")  # fmt: skip
         return job
+
+    def _sweep(self) -> None:
+        """Forget the jobs that ended and whose page has not read them for ``idle_s`` (it went
+        away): their answers are not kept for nobody."""
+        now = self._clock()
+        for job in [j for j in self._jobs.values() if j.phase != RUNNING]:
+            if now - max(job.polled, job.ended or 0.0) > self.idle_s:
+                self._forget(job)
 
     def _forget(self, job: Job) -> None:
         self._jobs.pop(job.id, None)
