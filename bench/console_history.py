@@ -78,6 +78,7 @@ def _cli_round(argv: list[str], intervals: int) -> float:
     found = len(json.loads(done.stdout)["intervals"])
     if found != intervals:
         raise RuntimeError(f"the command's when: {found} intervals; the writes made {intervals}")
+    print(f"    the command: {done.wall_s:.2f} s (load {load_average()})", flush=True)
     return done.wall_s
 
 
@@ -98,6 +99,7 @@ def _page_round(page: Any, url: str, intervals: int) -> float:
         "performance.getEntriesByName('when-drawn')[0].startTime"
         " - performance.getEntriesByName('when-asked')[0].startTime"
     )
+    print(f"    the page: {float(took_ms) / 1000.0:.2f} s (load {load_average()})", flush=True)
     return float(took_ms) / 1000.0
 
 
@@ -118,7 +120,10 @@ def run(quick: bool) -> list[Target]:
         try:
             (Path(tmp) / "node").mkdir()
             data_dir = Path(tmp) / "node" / "data"
-            node = _Server(data_dir, ["--history-remote", record.url])
+            # --decision-workers 0: behind decision workers the console's login is refused (a
+            # worker forwards it with the node's internal address as its Host, which the
+            # login's Origin check compares with the browser's Origin)
+            node = _Server(data_dir, ["--history-remote", record.url, "--decision-workers", "0"])
             intervals = _write_history(node, changes)
             started = time.perf_counter()
             run_command([_aclstore(), "history", "archive", "--once", "--data-dir", str(data_dir)]).check()
