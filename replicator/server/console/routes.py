@@ -33,6 +33,7 @@ from replicator.contract.listing import ListingError, ListingReader
 from replicator.errors import ReplicaError
 from replicator.server.callers import CallerPolicy
 from replicator.server.console.paging import list_filter, page_bounds, page_of
+from replicator.server.console.safety import safety_routes
 from replicator.server.console.sessions import Credential, SessionStore
 from replicator.server.errors import UnauthenticatedError
 from replicator.server.http import HttpRequest, Response, Route, RouteHandler
@@ -119,6 +120,7 @@ class Console:
         out += [Route("GET", f"/ui/{n}", "console_asset", self._public(n)) for n in _PUBLIC]
         out += [Route("GET", f"/ui/{n}", "console_asset", self._private(n)) for n in _PRIVATE]
         out += [Route("GET", path, "console_page", self._page(n)) for path, n in _PAGES.items()]
+        out += safety_routes(self)
         for name in PASSED_THROUGH:
             route = self.api[name]
             out.append(Route(route.method, f"/ui/api{route.path}", f"console_{name}",
