@@ -32,6 +32,7 @@ from replicator.contract.fields import BadRequestError, dumps
 from replicator.contract.listing import ListingError, ListingReader
 from replicator.errors import ReplicaError
 from replicator.server.callers import CallerPolicy
+from replicator.server.console.guard import guard_routes
 from replicator.server.console.paging import cursor_of, list_filter, page_bounds, page_of
 from replicator.server.console.safety import safety_routes
 from replicator.server.console.sessions import Credential, SessionStore
@@ -121,6 +122,7 @@ class Console:
         out += [Route("GET", f"/ui/{n}", "console_asset", self._private(n)) for n in _PRIVATE]
         out += [Route("GET", path, "console_page", self._page(n)) for path, n in _PAGES.items()]
         out += safety_routes(self)
+        out += guard_routes(self)
         for name in PASSED_THROUGH:
             route = self.api[name]
             out.append(Route(route.method, f"/ui/api{route.path}", f"console_{name}",

@@ -209,7 +209,7 @@ async function preview(event) {
     say("change-result", error.message, true);
     return;
   }
-  pending = {action, binding};
+  pending = {action, binding, previewOffset: answer.offset};
   document.getElementById("preview-offset").textContent = String(answer.offset);
   say("preview-summary",
       `${answer.added.length} ACL(s) to add, ${answer.removed.length} to remove`);
@@ -235,19 +235,19 @@ function itemErrors(results) {
 
 async function confirmChange() {
   if (pending === null) return;
-  const {action, binding} = pending;
+  const {action, binding, previewOffset} = pending;
   pending = null;
   document.getElementById("preview").hidden = true;
   let answer;
   try {
-    answer = action === "add"
-      ? await call("/ui/api/v1/acls", {bindings: [binding]})
-      : await call("/ui/api/v1/acls/delete", {filters: [binding]});
+    // written only if nothing the preview judged changed since its offset (409 otherwise,
+    // naming each change: preview again)
+    answer = await call("/ui/api/acls/change", {action, binding, previewOffset});
   } catch (error) {
-    say("change-result", error.message, true);
+    say("change-result", `${error.message} (nothing was written)`, true);
     return;
   }
-  const errors = itemErrors(answer.results);
+  const errors = itemErrors([...answer.deleteResults, ...answer.createResults]);
   const result = document.getElementById("change-result");
   if (errors.length) {
     say("change-result", errors.join("; "), true);
