@@ -33,7 +33,9 @@ from replicator.contract.listing import ListingError, ListingReader
 from replicator.errors import ReplicaError
 from replicator.server.callers import CallerPolicy
 from replicator.server.console.guard import guard_routes
+from replicator.server.console.history import HistoryCalls, ReaderCheck, session_key
 from replicator.server.console.paging import cursor_of, list_filter, page_bounds, page_of
+from replicator.server.console.runner import QuestionRunner
 from replicator.server.console.safety import safety_routes
 from replicator.server.console.sessions import Credential, SessionStore
 from replicator.server.errors import UnauthenticatedError
@@ -100,12 +102,17 @@ class Console:
         *,
         secure: bool,
         sessions: SessionStore | None = None,
+        questions: QuestionRunner | None = None,
+        may_read_history: ReaderCheck | None = None,
     ) -> None:
         self.api: dict[str, Route] = {r.name: r for r in api_routes}
         self.policy = policy
         self.secure = secure
         """The node serves TLS: the cookie is ``Secure``."""
         self.sessions = sessions or SessionStore()
+        self.questions = questions or QuestionRunner(None)
+        """The history's questions (:mod:`.history`); without a source they are refused."""
+        self.may_read_history = may_read_history
         self._assets = {name: _asset(name) for name in (*_PUBLIC, *_PRIVATE, *_PAGES.values())}
         self._login_page = _asset("login.html").decode("utf-8")
 
@@ -127,6 +134,7 @@ class Console:
             route = self.api[name]
             out.append(Route(route.method, f"/ui/api{route.path}", f"console_{name}",
                              self._passed_through(route)))  # fmt: skip
+        out += HistoryCalls(self, self.questions, self.may_read_history).routes()
         return out
 
     # --- sessions ---------------------------------------------------------------------------------
@@ -234,6 +242,7 @@ class Console:
         session_id = self._session_id(request)
         if session_id is not None:
             self.sessions.close(session_id)
+            self.questions.close_session(session_key(session_id))
         cleared = f"{COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0"
         return _see_other("/ui/login", ("Set-Cookie", cleared + ("; Secure" if self.secure else "")))
 
@@ -270,6 +279,18 @@ class Console:
         if request.headers.get(CALL_HEADER) != "1":
             raise BadRequestError(f"a console call carries the header {CALL_HEADER}: 1")
         return credential
+
+    def call_credential(self, request: HttpRequest) -> Credential:
+        """A console call's credential (for the calls of :mod:`.history`)."""
+        return self._call_credential(request)
+
+    def session_id(self, request: HttpRequest) -> str | None:
+        return self._session_id(request)
+
+    @staticmethod
+    def answer(response: Response) -> Response:
+        """``response`` with the console's security headers."""
+        return _with_headers(response)
 
     def _passed_through(self, route: Route) -> RouteHandler:
         def handler(request: HttpRequest) -> Response:
