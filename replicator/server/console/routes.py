@@ -32,6 +32,7 @@ from replicator.contract.fields import BadRequestError, dumps
 from replicator.contract.listing import ListingError, ListingReader
 from replicator.errors import ReplicaError
 from replicator.server.callers import CallerPolicy
+from replicator.server.console.audit import AuditCalls
 from replicator.server.console.guard import guard_routes
 from replicator.server.console.history import HistoryCalls, ReaderCheck, session_key
 from replicator.server.console.paging import cursor_of, list_filter, page_bounds, page_of
@@ -135,6 +136,7 @@ class Console:
             out.append(Route(route.method, f"/ui/api{route.path}", f"console_{name}",
                              self._passed_through(route)))  # fmt: skip
         out += HistoryCalls(self, self.questions, self.may_read_history).routes()
+        out += AuditCalls(self, self.questions, self.may_read_history, self._credential).routes()
         return out
 
     # --- sessions ---------------------------------------------------------------------------------
