@@ -204,7 +204,10 @@ class SafetyPage:
     def downgrade_status(self, request: HttpRequest) -> Response:
         credential, fields = self._fields(request)
         check_id, check = self._check(credential, fields)
-        check.done.wait(min(float(fields.get("waitS", 0) or 0), 1.0))
+        wait = fields.get("waitS", 0)
+        if not isinstance(wait, int | float) or isinstance(wait, bool) or wait < 0:
+            raise BadRequestError(f"waitS {wait!r}: seconds to wait for the check to end (0 to 1)")
+        check.done.wait(min(float(wait), 1.0))
         return _with_headers(Response.json(self._status(request, credential, check_id, check)))
 
     def downgrade_page(self, request: HttpRequest) -> Response:
