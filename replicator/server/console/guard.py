@@ -73,8 +73,6 @@ def guard_routes(console: Console) -> list[Route]:
             raise BadRequestError("the body must be a JSON object of the change's fields")
         body = dumps(guarded_change(fields))
         route = console.api["alter_acls"]
-        from replicator.server.console import routes
-
-        return routes._with_headers(route.handler(console._as_caller(request, credential, route.path, body)))
+        return console.answer(route.handler(console._as_caller(request, credential, route.path, body)))
 
     return [Route("POST", "/ui/api/acls/change", "console_acls_change", change)]

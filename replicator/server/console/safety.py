@@ -74,14 +74,6 @@ def _int_field(fields: dict[str, Any], key: str, low: int, high: int | None, def
     return value
 
 
-def _with_headers(response: Response) -> Response:
-    """The console's security headers on an answer (the routes module's, imported late: it
-    imports this one)."""
-    from replicator.server.console import routes
-
-    return routes._with_headers(response)
-
-
 class SafetyPage:
     """The Safety page's routes, over the console's sessions and the node's handlers."""
 
@@ -106,17 +98,16 @@ class SafetyPage:
     # --- the page and its script ------------------------------------------------------------
 
     def page(self, request: HttpRequest) -> Response:
-        from replicator.server.console.routes import _see_other
-
         try:
             self.console._credential(request)
         except UnauthenticatedError:
-            return _see_other("/ui/login")
-        return _with_headers(Response(200, self._page, "text/html; charset=utf-8"))
+            return self.console.answer(Response(303, b"", "text/html; charset=utf-8",
+                                                (("Location", "/ui/login"),)))  # fmt: skip
+        return self.console.answer(Response(200, self._page, "text/html; charset=utf-8"))
 
     def script(self, request: HttpRequest) -> Response:
         self.console._credential(request)
-        return _with_headers(Response(200, self._script, "text/javascript; charset=utf-8"))
+        return self.console.answer(Response(200, self._script, "text/javascript; charset=utf-8"))
 
     # --- calls --------------------------------------------------------------------------------
 
@@ -132,10 +123,9 @@ class SafetyPage:
         route = self.console.api[name]
         return route.handler(self.console._as_caller(request, credential, route.path, dumps(body)))
 
-    @staticmethod
-    def _answered(response: Response) -> Any:
+    def _answered(self, response: Response) -> Any:
         if response.status != 200:
-            raise _Refused(_with_headers(response))
+            raise _Refused(self.console.answer(response))
         return json.loads(response.body)
 
     def start_downgrade(self, request: HttpRequest) -> Response:
@@ -154,7 +144,7 @@ class SafetyPage:
             daemon=True,
         )  # fmt: skip
         worker.start()
-        return _with_headers(Response.json(self._status(request, credential, check_id, check)))
+        return self.console.answer(Response.json(self._status(request, credential, check_id, check)))
 
     def _run_check(self, request: HttpRequest, credential: Credential, check: _Check) -> None:
         try:
@@ -208,7 +198,7 @@ class SafetyPage:
         if not isinstance(wait, int | float) or isinstance(wait, bool) or wait < 0:
             raise BadRequestError(f"waitS {wait!r}: seconds to wait for the check to end (0 to 1)")
         check.done.wait(min(float(wait), 1.0))
-        return _with_headers(Response.json(self._status(request, credential, check_id, check)))
+        return self.console.answer(Response.json(self._status(request, credential, check_id, check)))
 
     def downgrade_page(self, request: HttpRequest) -> Response:
         credential, fields = self._fields(request)
@@ -221,7 +211,7 @@ class SafetyPage:
         page = check.answer.page(str(name), skip, limit)
         body = {"list": page.name, "items": page.items, "skip": page.skip, "total": page.total,
                 "offset": check.offset}  # fmt: skip
-        return _with_headers(Response.json(body))
+        return self.console.answer(Response.json(body))
 
     # --- the plan of a file ---------------------------------------------------------------------
 
@@ -236,7 +226,7 @@ class SafetyPage:
             asked = {"filters": [filter_json(f) for f in filters], "scope": scope_json(scope)}
             answer = self._call(request, credential, "list_acls", asked)
             if answer.status != 200 or answer.chunks is None:
-                raise _Refused(_with_headers(answer))
+                raise _Refused(self.console.answer(answer))
             reader = ListingReader(answer.chunks)
             try:
                 live = [
@@ -262,7 +252,7 @@ class SafetyPage:
             document = plan_document(desired, list_scope, dry_run)
         except _Refused as refused:
             return refused.response
-        return _with_headers(Response.json(document))
+        return self.console.answer(Response.json(document))
 
 
 class _Refused(Exception):
