@@ -33,6 +33,7 @@ from replicator.contract.listing import ListingError, ListingReader
 from replicator.errors import ReplicaError
 from replicator.server.callers import CallerPolicy
 from replicator.server.console.audit import AuditCalls
+from replicator.server.console.drift import DriftCalls
 from replicator.server.console.guard import guard_routes
 from replicator.server.console.history import HistoryCalls, ReaderCheck, session_key
 from replicator.server.console.paging import cursor_of, list_filter, page_bounds, page_of
@@ -137,6 +138,7 @@ class Console:
                              self._passed_through(route)))  # fmt: skip
         out += HistoryCalls(self, self.questions, self.may_read_history).routes()
         out += AuditCalls(self, self.questions, self.may_read_history, self._credential).routes()
+        out += DriftCalls(self, self.questions, self.may_read_history).routes()
         return out
 
     # --- sessions ---------------------------------------------------------------------------------

@@ -171,7 +171,53 @@ async function plan(event) {
   document.getElementById("plan-answer").hidden = false;
 }
 
+// --- the drift of a file: `aclstore drift -f FILE`, a job on the node the page polls ----------
+
+async function drift() {
+  const form = document.getElementById("plan");
+  document.getElementById("drift-answer").hidden = true;
+  delete document.getElementById("drift-status").dataset.offset;
+  say("drift-status", "Asking…");
+  try {
+    let view = await call("/ui/api/safety/drift",
+                          {text: form.elements.text.value, source: form.elements.source.value});
+    while (view.phase === "running") {
+      say("drift-status", `Reading the change log: ${view.elapsedS.toFixed(1)} s`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      view = await call("/ui/api/history/status", {job: view.job});
+    }
+    if (view.phase !== "done") {
+      say("drift-status", `${view.phase}: ${view.error || ""}`, true);
+      return;
+    }
+    const answer = view.answer;
+    const rows = [];
+    for (const kind of ["undeclared", "missing", "outside"]) {
+      for (const d of answer[kind]) {
+        const row = bindingRow(d.binding);
+        const first = document.createElement("td");
+        first.textContent = kind;
+        row.insertBefore(first, row.firstChild);
+        cell(row, d.offset === null ? "" : String(d.offset));
+        cell(row, d.actor === null ? "" : d.actor);
+        cell(row, d.time === null ? "" : d.time);
+        rows.push(row);
+      }
+    }
+    document.querySelector("#drift-rows tbody").replaceChildren(...rows);
+    const inScope = answer.undeclared.length + answer.missing.length;
+    say("drift-status", inScope
+      ? `Drift in scope: ${inScope} (read to log offset ${answer.offset})`
+      : `No drift in scope (read to log offset ${answer.offset})`);
+    document.getElementById("drift-status").dataset.offset = String(answer.offset);
+    document.getElementById("drift-answer").hidden = false;
+  } catch (error) {
+    say("drift-status", error.message, true);
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  document.getElementById("drift-button").addEventListener("click", drift);
   document.getElementById("downgrade").addEventListener("submit", startCheck);
   document.getElementById("plan").addEventListener("submit", plan);
 });
