@@ -4,6 +4,7 @@
 "use strict";
 
 const LIST_ROWS = 100;
+const OUTSIDE_ROWS = 100;
 const BINDING_FIELDS = ["resourceType", "resourceName", "patternType", "principal", "host",
                         "operation", "permissionType"];
 
@@ -193,7 +194,9 @@ async function drift() {
     const answer = view.answer;
     const rows = [];
     for (const kind of ["undeclared", "missing", "outside"]) {
-      for (const d of answer[kind]) {
+      // outside every scope is the rest of the state: its first rows and its count only
+      const shown = kind === "outside" ? answer[kind].slice(0, OUTSIDE_ROWS) : answer[kind];
+      for (const d of shown) {
         const row = bindingRow(d.binding);
         const first = document.createElement("td");
         first.textContent = kind;
@@ -206,9 +209,14 @@ async function drift() {
     }
     document.querySelector("#drift-rows tbody").replaceChildren(...rows);
     const inScope = answer.undeclared.length + answer.missing.length;
-    say("drift-status", inScope
+    const outside = answer.outside.length;
+    const apart = outside > OUTSIDE_ROWS
+      ? `; ${outside} binding(s) outside every scope, the first ${OUTSIDE_ROWS} shown`
+      : `; ${outside} binding(s) outside every scope`;
+    say("drift-status", (inScope
       ? `Drift in scope: ${inScope} (read to log offset ${answer.offset})`
-      : `No drift in scope (read to log offset ${answer.offset})`);
+      : `No drift in scope (read to log offset ${answer.offset})`) + apart);
+    document.getElementById("drift-status").dataset.outside = String(outside);
     document.getElementById("drift-status").dataset.offset = String(answer.offset);
     document.getElementById("drift-answer").hidden = false;
   } catch (error) {
