@@ -108,3 +108,29 @@ def test_the_guarded_change_carries_the_preview_offset() -> None:
         guarded_change({"action": "add", "binding": row})
     with pytest.raises(BadRequestError, match="action"):
         guarded_change({"action": "alter", "binding": row, "previewOffset": 1})
+
+
+def test_the_audit_and_drift_questions_are_commands_aclstore_takes(tmp_path: Path) -> None:
+    import cli
+    from replicator.server.console.audit import audit_question
+    from replicator.server.console.drift import DriftQuestion, file_name
+    from replicator.server.console.questions import HistorySource
+
+    source = HistorySource(data_dir=tmp_path, archive=str(tmp_path / "h"), remote="sc://127.0.0.1:1")
+    plot = tmp_path / "p.png"
+    asked = audit_question({"since": "2023-11-14T22:13:20Z", "top": "3", "windowDays": 7}, plot)
+    argv = asked.argv(source)
+    assert argv == ["audit", "report", "--since=2023-11-14T22:13:20Z", "--top=3", "--window-days=7",
+                    f"--plot={plot}", *source.options(), "--format=json"]  # fmt: skip
+    args = cli.build_parser().parse_args(argv)  # the command line aclstore itself parses
+    assert (args.top, args.window_days, args.plot, args.format) == (3, 7, plot, "json")
+    assert args.remote == "sc://127.0.0.1:1" and args.archive == str(tmp_path / "h")
+    drift = DriftQuestion("drift", (f"--file={tmp_path / 'a.yaml'}",))
+    parsed = cli.build_parser().parse_args(drift.argv(source))
+    assert parsed.files == [tmp_path / "a.yaml"] and parsed.format == "json"
+    assert drift.succeeded(2) and drift.succeeded(0) and not drift.succeeded(1)
+    assert not DriftQuestion.needs_archive and asked.needs_archive
+    assert file_name("../../etc/passwd") == "passwd" and file_name(".hidden") == "acls.yaml"
+    for bad in ({"since": ""}, {"since": "x", "top": 0}, {"since": "x", "windowDays": "many"}):
+        with pytest.raises(BadRequestError):
+            audit_question(bad, plot)

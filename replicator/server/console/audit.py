@@ -16,9 +16,11 @@ Reading the audit takes what reading the history takes (DESCRIBE on the CLUSTER)
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import secrets
+import shutil
 import tempfile
 import threading
 from collections import OrderedDict
@@ -98,6 +100,7 @@ class AuditCalls(HistoryCalls):
         self.check_page = check_page
         """The console's session check for a page (raises when there is no session)."""
         self._plots_dir = Path(tempfile.mkdtemp(prefix="aclstore-console-plots-"))
+        atexit.register(shutil.rmtree, self._plots_dir, ignore_errors=True)
         self._plots: OrderedDict[str, tuple[str, Path]] = OrderedDict()
         self._lock = threading.Lock()
         root = resources.files(__package__).joinpath("assets")

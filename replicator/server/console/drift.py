@@ -14,6 +14,7 @@ archive: it is asked without one.  Exit 2 (drift found) is an answer, as exit 0 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import secrets
 import shutil
@@ -66,6 +67,7 @@ class DriftCalls(HistoryCalls):
     def __init__(self, console: ConsoleCalls, runner: QuestionRunner, may_read: ReaderCheck | None) -> None:
         super().__init__(console, runner, may_read)
         self._dir = Path(tempfile.mkdtemp(prefix="aclstore-console-drift-"))
+        atexit.register(shutil.rmtree, self._dir, ignore_errors=True)
         self._files: OrderedDict[str, Path] = OrderedDict()
         self._lock = threading.Lock()
 

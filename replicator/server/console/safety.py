@@ -18,8 +18,11 @@ A check belongs to the principal that started it; the console keeps the last
 
 from __future__ import annotations
 
+import atexit
 import json
 import secrets
+import shutil
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -81,6 +84,8 @@ class SafetyPage:
         self.console = console
         self._lock = threading.Lock()
         self._checks: OrderedDict[str, _Check] = OrderedDict()
+        self._dir = tempfile.mkdtemp(prefix="aclstore-console-downgrade-")
+        atexit.register(shutil.rmtree, self._dir, ignore_errors=True)  # the answers go with the node
         root = resources.files(__package__).joinpath("assets")
         self._page = root.joinpath(PAGE_NAME).read_bytes()
         self._script = root.joinpath(SCRIPT_NAME).read_bytes()
@@ -156,7 +161,7 @@ class SafetyPage:
             check.safe = headers.get(SAFE_HEADER) == "true"
             check.offset = int(headers[OFFSET_HEADER])
             body = answer.body if answer.chunks is None else b"".join(answer.chunks)
-            check.answer = SpooledAnswer(body)
+            check.answer = SpooledAnswer(body, self._dir)
         except Exception as exc:  # the node's error, told to the page that polls
             refusal = error_response(exc)
             check.failed = (refusal.status, json.loads(refusal.body))
