@@ -8,9 +8,11 @@ playwright) logs in and opens the ACLs page, five times each:
 * the first page of everything (100 rows): TARGET ``ui_first_paint``, the median time from the
   navigation's start to the rows in the document (the page's ``acls-listed`` performance mark),
   at most 1 s;
-* the first page of one principal's ACLs;
-* a page in the middle of the listing (``skip`` N/2): the node reads and drops the rows before
-  it, so this one grows with its depth (printed, no target).
+* the first page of one principal's ACLs (read from the node's by-principal table);
+* the page at row N/2 as the next links reach it, with its cursor (``after``: the row before
+  it), which the node's listing resumes after: a figure that should not grow with the depth;
+* the same page by ``skip`` N/2 alone (a hand-made address): the node reads and drops the
+  rows before it, so this one grows with its depth (printed, no target).
 
 The load average is printed before and after: on shared cores the times follow it.
 
@@ -20,12 +22,14 @@ against the command line's own time for the same question, on the same history.
 
 from __future__ import annotations
 
+import json
 import random
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlencode
 
 from bench.downgrade import synthetic_bindings
 from bench.listing import load_node
@@ -75,6 +79,21 @@ def _timed(what: str, page: object, url: str) -> float:
     return median(samples)
 
 
+def _row_at(node: _Server, row: int) -> dict[str, str]:
+    """The binding at ``row`` (from 0) of the whole listing, as the page shows a row: the
+    cursor of the page after it."""
+    with StoreClient(ClientConfig(url=node.url, token=node.token, timeout_s=600.0)) as client:
+        seen = 0
+        for r in client.list_acls():
+            if seen + len(r.acls) > row:
+                principal, host, operation, permission = r.acls[row - seen]
+                return {"resourceType": r.resource_type, "resourceName": r.name,
+                        "patternType": r.pattern_type, "principal": principal, "host": host,
+                        "operation": operation, "permissionType": permission}  # fmt: skip
+            seen += len(r.acls)
+    raise RuntimeError(f"the listing has fewer than {row + 1} rows")
+
+
 def _ms(samples: Sequence[float]) -> str:
     return ", ".join(f"{s:.0f}" for s in samples)
 
@@ -115,7 +134,11 @@ def run(quick: bool) -> list[Target]:
                     first = _timed("first page of every ACL", page, f"{node.url}/ui/acls")
                     _timed(f"first page of {principal}'s ACLs", page,
                            f"{node.url}/ui/acls?principal={principal}")  # fmt: skip
-                    _timed(f"the page at row {size // 2:,}", page,
+                    cursor = json.dumps(_row_at(node, size // 2 - 1))
+                    deep = urlencode({"skip": size // 2, "after": cursor})
+                    _timed(f"the page at row {size // 2:,} by its cursor", page,
+                           f"{node.url}/ui/acls?{deep}")  # fmt: skip
+                    _timed(f"the page at row {size // 2:,} by skip alone (read and dropped)", page,
                            f"{node.url}/ui/acls?skip={size // 2}")  # fmt: skip
                 finally:
                     browser.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 from urllib.parse import unquote, urlsplit
 
 from replicator.contract.fields import BadRequestError
@@ -98,6 +98,13 @@ class Question:
 
     kind: str
     arguments: tuple[str, ...]
+
+    needs_archive: ClassVar[bool] = True
+    """Whether the question reads the history archive (asked only once it exists)."""
+
+    def succeeded(self, code: int) -> bool:
+        """Whether the command's exit code comes with its answer on stdout."""
+        return code == 0
 
     def argv(self, source: HistorySource) -> list[str]:
         """``history <kind> <arguments> <source options> --format=json``."""

@@ -122,7 +122,7 @@ class QuestionRunner:
         self._jobs: dict[str, Job] = {}
         self._by_session: dict[str, str] = {}
 
-    def _check_source(self) -> HistorySource:
+    def _check_source(self, *, archive: bool = True) -> HistorySource:
         source = self.source
         if source is None:
             raise HistoryNotConfiguredError(
@@ -131,7 +131,7 @@ class QuestionRunner:
                 "answers in seconds, --history-remote sc://HOST:PORT (`aclstore spark-connect start`)"
             )
         local = source.local_archive()
-        if local is not None and not local.exists():
+        if archive and local is not None and not local.exists():
             raise HistoryNotConfiguredError(
                 f"there is no history archive at {source.archive_location} yet: run `aclstore "
                 f"history archive --data-dir {source.data_dir}` (it keeps the archive current), or "
@@ -141,7 +141,7 @@ class QuestionRunner:
 
     def ask(self, session: str, question: Question) -> dict[str, Any]:
         """Start ``question`` for ``session`` (cancelling its earlier one); the job's view."""
-        source = self._check_source()
+        source = self._check_source(archive=question.needs_archive)
         argv = [*self.command, *question.argv(source)]
         with self._lock:
             self._sweep()
@@ -270,7 +270,7 @@ class QuestionRunner:
         stdout, stderr = out.read(), err.read().decode("utf-8", "replace")
         answer: Any = None
         error: str | None = None
-        if code == 0:
+        if job.question.succeeded(code):
             try:
                 answer = parse_json(stdout)
             except BadRequestError as exc:
