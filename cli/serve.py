@@ -27,6 +27,7 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
     from replicator.replica import ReplicaSettings
     from replicator.server.audit import AuditSettings
     from replicator.server.callers import LOOPBACK_NETWORKS
+    from replicator.server.console.questions import HistorySource
     from replicator.server.node import NodeSettings, hostname_source
     from replicator.server.tls import TlsSettings
     from store.fold import TooNewEvents
@@ -82,6 +83,11 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
         replica=replica_settings,
         decision_workers=decision_workers(args.decision_workers),
         rebuild_index=args.rebuild_index,
+        history=HistorySource(
+            data_dir=Path(args.data_dir), bootstrap_servers=args.bootstrap_servers,
+            topic=args.topic, log_config=args.log_config, archive=args.history_archive,
+            remote=args.history_remote,
+        ),
     )  # fmt: skip
 
 
@@ -238,6 +244,18 @@ def add_parser(commands: Any) -> None:
         choices=("stop", "ignore"),
         default="stop",
         help="what the replica does with events that need a newer format",
+    )
+    a(
+        "--history-archive",
+        metavar="URI",
+        help="the history archive the console's questions ask (`aclstore history archive` writes "
+        "it; default: <data-dir>/history); each question runs `aclstore history ... --format json`",
+    )
+    a(
+        "--history-remote",
+        metavar="URL",
+        help="the Spark Connect server the console's history questions ask (sc://HOST:PORT, or "
+        "'local'); without it each question starts a local Spark of its own (tens of seconds)",
     )
     a(
         "--rebuild-index",

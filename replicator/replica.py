@@ -497,13 +497,15 @@ class Replica(DecidesFromViews):
         *,
         min_offset: int | None = None,
         timeout: float | None = None,
+        after: AclBinding | None = None,
     ) -> Answer[Iterator[ListedResource]]:
         """DescribeAcls of the union of ``filters`` as a stream: the offset is known at once,
         the bindings (in Kafka's order, grouped by pattern) are read from one snapshot as the
-        caller consumes the iterator, on the caller's thread.  Refused before the initial load,
-        as :meth:`describe`."""
+        caller consumes the iterator, on the caller's thread; with ``after``, those after that
+        binding in Kafka's order (a cursor).  Refused before the initial load, as
+        :meth:`describe`."""
         view = self._loaded_view(min_offset, timeout, "listing ACLs")
-        return Answer(view.listing(filters), view.position.offset, view.position.timestamp_ms)
+        return Answer(view.listing(filters, after), view.position.offset, view.position.timestamp_ms)
 
     def _loaded_view(self, min_offset: int | None, timeout: float | None, doing: str) -> IndexView:
         """:meth:`_view`, refused (not ready) before the initial load: DescribeAcls reads."""

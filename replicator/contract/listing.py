@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any, Final, Protocol
 
-from replicator.contract.bindings import FILTER, RESOURCE_NAME
+from replicator.contract.bindings import BINDING, FILTER, RESOURCE_NAME
 from replicator.contract.declare import Kind, Message, Schema, message, shape, wire
 from replicator.contract.fields import (
     ALL_OPS,
@@ -69,6 +69,11 @@ class ListAclsRequest(Message):
         SCOPE, default=None,
         description="Only the bindings the filters match that are also in this desired-state "
         "scope (aclstore plan): what a plan of one team's files reads of a large store.",
+    )  # fmt: skip
+    after: AclBinding | None = wire(
+        BINDING, default=None,
+        description="A cursor: list only the bindings after this one in DescribeAcls order "
+        "(the last binding of the previous page; it need not be live any more).",
     )  # fmt: skip
 
     def check(self, path: str) -> None:

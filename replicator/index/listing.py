@@ -10,6 +10,13 @@ comes as several :class:`ListedResource` in a row.
 
 Several filters list their union (what ``kafka-acls.sh --list --topic a --topic b`` prints),
 each binding once: the ranges of all filters are merged before the scan.
+
+A listing may resume after a binding (``after``: the ``K`` key of the last binding a reader
+has, a cursor): each range is entered at the first key past it, so a page deep in the listing
+costs its own rows.  A listing whose every filter names a principal and no resource reads the
+by-principal table instead of the whole ``K`` table (:func:`scan_principals`): those
+principals' bindings, put in DescribeAcls order by their ``K`` keys, so such a page costs the
+principals' bindings, not the state's.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from replicator.encoding import BY_ORDER, order_prefix
+from replicator.encoding import BY_ORDER, BY_PRINCIPAL, lp, order_key, order_prefix
 from store.acl import (
     AclBinding,
     AclBindingFilter,
@@ -101,6 +108,9 @@ class ListingPlan:
 
     ranges: tuple[bytes, ...]
     accept: Accept | None
+    principals: tuple[str, ...] = ()
+    """When every filter names a principal and no resource: those principals (the listing
+    reads the by-principal table, :func:`scan_principals`)."""
 
 
 def plan(
@@ -115,6 +125,10 @@ def plan(
     """
     prefixes: set[bytes] = set()
     checks: list[Accept | None] = []
+    principals = sorted({f.entry_filter.principal or "" for f in filters})
+    by_principal = all(
+        f.pattern_filter.name is None and f.entry_filter.principal is not None for f in filters
+    )
     for acl_filter in filters:
         pf = acl_filter.pattern_filter
         if pf.name is None:
@@ -138,32 +152,49 @@ def plan(
     for prefix in sorted(prefixes):  # a range inside another sorts right after it
         if not ranges or not prefix.startswith(ranges[-1]):
             ranges.append(prefix)
+    named = tuple(principals) if by_principal and filters else ()
     if any(check is None for check in checks):
-        return ListingPlan(tuple(ranges), None)
+        return ListingPlan(tuple(ranges), None, named)
     found = tuple(c for c in checks if c is not None)
     if len(found) == 1:
-        return ListingPlan(tuple(ranges), found[0])
+        return ListingPlan(tuple(ranges), found[0], named)
 
     def accept(resource_type: int, name: str, pattern_type: int, acl: ListedAcl) -> bool:
         return any(check(resource_type, name, pattern_type, acl) for check in found)
 
-    return ListingPlan(tuple(ranges), accept)
+    return ListingPlan(tuple(ranges), accept, named)
 
 
 _U32: Final = struct.Struct(">I")
 
 
-def scan(iterator: Any, listing: ListingPlan) -> Iterator[ListedResource]:
+def entry_key(after: bytes, prefix: bytes) -> bytes | None:
+    """Where a scan of the range ``prefix`` resumes after the key ``after``: the range's first
+    key past it (``after + 0x00``, the least key greater), the range's start when ``after``
+    comes before it, None when the whole range comes before ``after``."""
+    if after.startswith(prefix):
+        return after + b"\x00"
+    return prefix if after < prefix else None
+
+
+def scan(iterator: Any, listing: ListingPlan, after: bytes | None = None) -> Iterator[ListedResource]:
     """The bindings of ``listing``'s ranges that it accepts, read from ``iterator`` (a RocksDB
-    iterator over the ``K`` table: key ``K...``, value ``E``), grouped by pattern.
+    iterator over the ``K`` table: key ``K...``, value ``E``), grouped by pattern; with
+    ``after`` (a ``K`` key), only those past it.
 
     The value ``E`` (:func:`replicator.encoding.encode_binding`) starts with the pattern
     (``rt | pt | lp(name)``): consecutive bindings of one pattern share that head, which is
     decoded once."""
+    if listing.principals:
+        yield from scan_principals(iterator, listing, after)
+        return
     unpack = _U32.unpack_from
     accept = listing.accept
     for prefix in listing.ranges:
-        iterator.seek(prefix)
+        start = prefix if after is None else entry_key(after, prefix)
+        if start is None:
+            continue
+        iterator.seek(start)
         head = b""
         resource_type = pattern_type = 0
         name = ""
@@ -199,3 +230,62 @@ def scan(iterator: Any, listing: ListingPlan) -> Iterator[ListedResource]:
             iterator.next()
         if acls:
             yield ListedResource(resource_type, name, pattern_type, acls)
+
+
+def _principal_rows(iterator: Any, principal: str, after: bytes | None) -> list[tuple[bytes, bytes]]:
+    """``(K key, E)`` of each binding of ``principal`` past ``after``, from the by-principal
+    table (``U | lp(principal) | rt | E``)."""
+    prefix = BY_PRINCIPAL + lp(principal)
+    skip = len(prefix) + 1
+    out: list[tuple[bytes, bytes]] = []
+    iterator.seek(prefix)
+    while iterator.valid():
+        key: bytes = iterator.key()
+        if not key.startswith(prefix):
+            break
+        enc = key[skip:]
+        order = order_key(enc)
+        if after is None or order > after:
+            out.append((order, enc))
+        iterator.next()
+    return out
+
+
+def scan_principals(
+    iterator: Any, listing: ListingPlan, after: bytes | None = None
+) -> Iterator[ListedResource]:
+    """:func:`scan` of a listing by principals: their bindings from the by-principal table,
+    sorted by ``K`` key (DescribeAcls order), the listing's check applied, grouped by pattern.
+    Costs the principals' bindings (read and sorted), whatever the state's size."""
+    rows = [row for principal in listing.principals for row in _principal_rows(iterator, principal, after)]
+    rows.sort()
+    unpack = _U32.unpack_from
+    accept = listing.accept
+    head = b""
+    resource_type = pattern_type = 0
+    name = ""
+    acls: list[ListedAcl] = []
+    for _, enc in rows:
+        if not head or not enc.startswith(head):
+            if acls:
+                yield ListedResource(resource_type, name, pattern_type, acls)
+                acls = []
+            (size,) = unpack(enc, 2)
+            head = enc[: 6 + size]
+            resource_type, pattern_type = enc[0], enc[1]
+            name = enc[6 : 6 + size].decode("utf-8", "surrogatepass")
+        pos = len(head)
+        (size,) = unpack(enc, pos)
+        principal = enc[pos + 4 : pos + 4 + size].decode("utf-8", "surrogatepass")
+        pos += 4 + size
+        (size,) = unpack(enc, pos)
+        host = enc[pos + 4 : pos + 4 + size].decode("utf-8", "surrogatepass")
+        pos += 4 + size
+        acl = (principal, host, enc[pos], enc[pos + 1])
+        if accept is None or accept(resource_type, name, pattern_type, acl):
+            acls.append(acl)
+            if len(acls) == MAX_ACLS_PER_RESOURCE:
+                yield ListedResource(resource_type, name, pattern_type, acls)
+                acls = []
+    if acls:
+        yield ListedResource(resource_type, name, pattern_type, acls)

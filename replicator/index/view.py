@@ -15,7 +15,9 @@ from replicator.encoding import (
     LITERAL,
     PREFIXED,
     decode_binding,
+    encode_binding,
     lp,
+    order_key,
     pattern_prefix,
 )
 from replicator.index.listing import ListedResource, plan, scan
@@ -181,11 +183,15 @@ class IndexView:
             return [decode_binding(k, skip) for k in self._scan(prefix)]
         return self.bindings()
 
-    def listing(self, filters: Sequence[AclBindingFilter]) -> Iterator[ListedResource]:
+    def listing(
+        self, filters: Sequence[AclBindingFilter], after: AclBinding | None = None
+    ) -> Iterator[ListedResource]:
         """The bindings any of ``filters`` matches, in Kafka's DescribeAcls order, grouped by
         pattern (:mod:`replicator.index.listing`): read from this view's snapshot as the
-        caller consumes them, never gathered."""
-        return scan(self._iter, plan(filters, self._prefix_lengths))
+        caller consumes them, never gathered.  With ``after``: only the bindings that come
+        after it in that order (a cursor: the last binding a reader has; it need not be live)."""
+        resume = None if after is None else order_key(encode_binding(after))
+        return scan(self._iter, plan(filters, self._prefix_lengths), resume)
 
     def _pattern(self, resource_type: int, pattern_type: int, name: str) -> list[AclBinding]:
         prefix = pattern_prefix(resource_type, pattern_type, name)

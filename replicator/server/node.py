@@ -35,6 +35,8 @@ from replicator.server.audit import SPOOL_DIR, AuditEmitter, AuditSettings, Audi
 from replicator.server.audit.sinks import EmbeddedAuditLog, KafkaAuditTopic
 from replicator.server.callers import LOOPBACK_NETWORKS, CallerPolicy
 from replicator.server.console import Console
+from replicator.server.console.questions import HistorySource
+from replicator.server.console.runner import QuestionRunner
 from replicator.server.decisions import IdentityMapper
 from replicator.server.http import HttpLimits, Route, SidecarHTTPServer
 from replicator.server.metrics import SidecarMetrics
@@ -122,6 +124,9 @@ class NodeSettings:
     decision_workers: int = 0
     """Processes answering decisions beside the node's own (:mod:`replicator.server.workers`);
     0 answers them in the node's process.  ``aclstore serve`` defaults to the cores available."""
+    history: HistorySource | None = None
+    """Where the history the console's questions ask lives (``--history-archive``,
+    ``--history-remote``); None: the console refuses them, naming the options."""
     rebuild_index: bool = False
     """Delete the replica's index before opening it, so it is rebuilt from the log (the fix
     for a damaged index: ``--rebuild-index``)."""
@@ -154,6 +159,7 @@ class Node:
         self.data_dir = settings.data_dir.resolve()
         self._closers: list[Any] = []
         self.replica: Replica | None = None
+        self.questions: QuestionRunner | None = None
         self.admin: AclAdmin | None = None
         self.audit: AuditEmitter | None = None
         self.server: SidecarHTTPServer | None = None
@@ -252,7 +258,11 @@ class Node:
         )  # fmt: skip
         tls_context = s.tls.server_context() if s.tls is not None else None
         api = service.routes()
-        console = Console(api, policy, secure=tls_context is not None)  # the web console, /ui/
+        self.questions = QuestionRunner(s.history)  # the console's history questions
+        console = Console(
+            api, policy, secure=tls_context is not None, questions=self.questions,
+            may_read_history=lambda principal, host: admin.check_describe([], actor=principal, host=host),
+        )  # the web console, /ui/; fmt: skip
         routes = [*api, *console.routes()]
         if s.decision_workers:
             listen_port = self._start_workers(s, host, port, service, routes, tls_context, audit_sink)
@@ -364,6 +374,8 @@ class Node:
 
     def stop(self) -> None:
         """Stop serving, flush the audit events, close the replica and the logs."""
+        if self.questions is not None:
+            self.questions.close()
         if self.server is not None:
             self.server.stop()
             self.server = None

@@ -63,6 +63,7 @@ class DecisionReplica(Decider, Protocol):
         *,
         min_offset: int | None = None,
         timeout: float | None = None,
+        after: AclBinding | None = None,
     ) -> Answer[Iterator[ListedResource]]: ...
 
 
@@ -245,7 +246,7 @@ class SidecarService:
         body = listing.list_request(request.json() if request.body.strip() else {})
         reached = self.admin.check_describe(body.filters, actor=caller, host=request.address)
         self._check_min_offset(body.min_offset, reached)
-        answer = self.replica.list_acls(body.filters, min_offset=reached)
+        answer = self.replica.list_acls(body.filters, min_offset=reached, after=body.after)
         resources = answer.value if body.scope is None else in_scope(answer.value, body.scope)
         # the offset up front too: a reader that stops early (a page of the console) has it
         offset_header = ((access.OFFSET_HEADER, str(answer.offset)),)

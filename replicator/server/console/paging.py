@@ -4,7 +4,10 @@
   type and name with ``--resource-pattern-type``, ``--principal``), from the page's fields;
 * :func:`page_of`: one page of a listing, read from the listing as it streams: the rows before
   the page are read and dropped, the reading stops at the row after the page, so a page of a
-  million bindings holds one page of rows.
+  million bindings holds one page of rows;
+* :func:`cursor_of`: the page's resume point (``after``: the last row of the previous page, a
+  binding), which the node's listing starts after, so the rows before the page are not read
+  at all.  ``skip`` then only numbers the page's rows.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from replicator.contract.bindings import RESOURCE_NAME
+from replicator.contract.bindings import BINDING, RESOURCE_NAME
 from replicator.contract.fields import BadRequestError
 from replicator.contract.listing import ListedAcls
 from store.acl import (
     CLUSTER_NAME,
     AccessControlEntryFilter,
+    AclBinding,
     AclBindingFilter,
     PatternType,
     ResourcePatternFilter,
@@ -121,10 +125,21 @@ class Page:
     """A row follows the page (the listing was not read to its end)."""
 
 
-def page_of(resources: Iterable[ListedAcls], skip: int, limit: int) -> Page:
-    """The page: reads ``resources`` up to the first row after it, and no further."""
+def cursor_of(fields: Mapping[str, Any]) -> AclBinding | None:
+    """The field ``after``: the binding the page starts after (a row as the page shows it),
+    or None for a page that starts at ``skip``."""
+    value = fields.get("after")
+    if value is None:
+        return None
+    return BINDING.read(value, "", "after")
+
+
+def page_of(resources: Iterable[ListedAcls], skip: int, limit: int, *, after: bool = False) -> Page:
+    """The page: reads ``resources`` up to the first row after it, and no further.  With
+    ``after``, the listing already starts at the page (it resumed after a cursor): ``skip``
+    numbers its rows and none is dropped."""
     rows: list[dict[str, str]] = []
-    seen = 0
+    seen = skip if after else 0
     for resource in resources:
         if seen + len(resource.acls) <= skip:
             seen += len(resource.acls)

@@ -26,12 +26,17 @@ from typing import Final
 from urllib.parse import parse_qs, urlsplit
 
 from replicator.contract.access import OFFSET_HEADER
-from replicator.contract.bindings import filter_json
+from replicator.contract.bindings import binding_json, filter_json
 from replicator.contract.fields import BadRequestError, dumps
 from replicator.contract.listing import ListingError, ListingReader
 from replicator.errors import ReplicaError
 from replicator.server.callers import CallerPolicy
-from replicator.server.console.paging import list_filter, page_bounds, page_of
+from replicator.server.console.audit import AuditCalls
+from replicator.server.console.guard import guard_routes
+from replicator.server.console.history import HistoryCalls, ReaderCheck, session_key
+from replicator.server.console.paging import cursor_of, list_filter, page_bounds, page_of
+from replicator.server.console.runner import QuestionRunner
+from replicator.server.console.safety import safety_routes
 from replicator.server.console.sessions import Credential, SessionStore
 from replicator.server.errors import UnauthenticatedError
 from replicator.server.http import Headers, HttpRequest, Response, Route, RouteHandler
@@ -97,12 +102,17 @@ class Console:
         *,
         secure: bool,
         sessions: SessionStore | None = None,
+        questions: QuestionRunner | None = None,
+        may_read_history: ReaderCheck | None = None,
     ) -> None:
         self.api: dict[str, Route] = {r.name: r for r in api_routes}
         self.policy = policy
         self.secure = secure
         """The node serves TLS: the cookie is ``Secure``."""
         self.sessions = sessions or SessionStore()
+        self.questions = questions or QuestionRunner(None)
+        """The history's questions (:mod:`.history`); without a source they are refused."""
+        self.may_read_history = may_read_history
         self._assets = {name: _asset(name) for name in (*_PUBLIC, *_PRIVATE, *_PAGES.values())}
         self._login_page = _asset("login.html").decode("utf-8")
 
@@ -118,10 +128,14 @@ class Console:
         out += [Route("GET", f"/ui/{n}", "console_asset", self._public(n)) for n in _PUBLIC]
         out += [Route("GET", f"/ui/{n}", "console_asset", self._private(n)) for n in _PRIVATE]
         out += [Route("GET", path, "console_page", self._page(n)) for path, n in _PAGES.items()]
+        out += safety_routes(self)
+        out += guard_routes(self)
         for name in PASSED_THROUGH:
             route = self.api[name]
             out.append(Route(route.method, f"/ui/api{route.path}", f"console_{name}",
                              self._passed_through(route)))  # fmt: skip
+        out += HistoryCalls(self, self.questions, self.may_read_history).routes()
+        out += AuditCalls(self, self.questions, self.may_read_history, self._credential).routes()
         return out
 
     # --- sessions ---------------------------------------------------------------------------------
@@ -231,6 +245,7 @@ class Console:
         session_id = self._session_id(request)
         if session_id is not None:
             self.sessions.close(session_id)
+            self.questions.close_session(session_key(session_id))
         cleared = f"{COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0"
         return _see_other("/ui/login", ("Set-Cookie", cleared + ("; Secure" if self.secure else "")))
 
@@ -268,6 +283,18 @@ class Console:
             raise BadRequestError(f"a console call carries the header {CALL_HEADER}: 1")
         return credential
 
+    def call_credential(self, request: HttpRequest) -> Credential:
+        """A console call's credential (for the calls of :mod:`.history`)."""
+        return self._call_credential(request)
+
+    def session_id(self, request: HttpRequest) -> str | None:
+        return self._session_id(request)
+
+    @staticmethod
+    def answer(response: Response) -> Response:
+        """``response`` with the console's security headers."""
+        return _with_headers(response)
+
     def _passed_through(self, route: Route) -> RouteHandler:
         def handler(request: HttpRequest) -> Response:
             credential = self._call_credential(request)
@@ -278,14 +305,18 @@ class Console:
 
     def acls_page(self, request: HttpRequest) -> Response:
         """One page of the listing: ``{"rows", "skip", "more", "offset"}``; the fields of
-        :func:`.paging.list_filter` and :func:`.paging.page_bounds`, and ``minOffset``."""
+        :func:`.paging.list_filter` and :func:`.paging.page_bounds`, ``minOffset``, and
+        ``after`` (:func:`.paging.cursor_of`: the page resumes after that row)."""
         credential = self._call_credential(request)
         fields = request.json() if request.body.strip() else {}
         if not isinstance(fields, dict):
             raise BadRequestError("the body must be a JSON object of the page's fields")
         acl_filter = list_filter(fields)
         skip, limit = page_bounds(fields)
+        after = cursor_of(fields)
         asked: dict[str, object] = {"filters": [filter_json(acl_filter)]}
+        if after is not None:
+            asked["after"] = binding_json(after)
         if fields.get("minOffset") is not None:
             asked["minOffset"] = fields["minOffset"]
         listing = self.api["list_acls"]
@@ -295,7 +326,7 @@ class Console:
         offset = dict(answer.headers).get(OFFSET_HEADER)
         chunks = answer.chunks
         try:
-            page = page_of(ListingReader(chunks), skip, limit)
+            page = page_of(ListingReader(chunks), skip, limit, after=after is not None)
         except ListingError as exc:
             raise ReplicaError(f"the listing failed: {exc.message}") from exc
         finally:

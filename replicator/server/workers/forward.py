@@ -36,9 +36,12 @@ from store.errors import KafkaErrorCode, StoreError
 
 _HOP_BY_HOP: Final = frozenset({
     "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer",
-    "proxy-authorization", "proxy-authenticate", "host", "content-length",
+    "proxy-authorization", "proxy-authenticate", "content-length",
     FORWARD_SECRET.lower(), FORWARDED_FOR.lower(), FORWARDED_SUBJECT.lower(),
 })  # fmt: skip
+"""Not forwarded.  ``Host`` is: the node sees the address the caller called (the console
+checks a form's ``Origin`` against it; with the internal listener's own address there, no
+browser could log in through a worker)."""
 _KEPT_RESPONSE_HEADERS_SKIP: Final = frozenset({
     "connection", "keep-alive", "transfer-encoding", "content-length", "content-type", "date",
     "server",

@@ -42,13 +42,31 @@ function say(id, text, failed) {
 
 // --- the listing --------------------------------------------------------------------------------
 
-function pageLink(id, params, skip) {
+// A page's link carries its cursor: ``after``, the last row before the page (the node's listing
+// resumes after it, so a deep page costs one page), and ``skip``, which only numbers the rows.
+// The cursors of the pages this tab has shown are kept, so that "previous" carries one too.
+function cursorKey(params, skip) {
+  const filter = new URLSearchParams();
+  for (const name of FILTER_FIELDS) {
+    if (params.get(name) !== null) filter.set(name, params.get(name));
+  }
+  return `acls-cursor:${filter.toString()}:${skip}`;
+}
+
+function pageLink(id, params, skip, after) {
   const link = document.getElementById(id);
   const next = new URLSearchParams(params);
   next.set("skip", String(skip));
   next.delete("minOffset");
+  if (after) next.set("after", after); else next.delete("after");
   link.href = `/ui/acls?${next.toString()}`;
   link.hidden = false;
+}
+
+function rowCursor(acl) {
+  const binding = {};
+  for (const field of ROW_FIELDS) binding[field] = acl[field];
+  return JSON.stringify(binding);
 }
 
 async function loadListing(minOffset) {
@@ -64,6 +82,15 @@ async function loadListing(minOffset) {
   }
   const skip = Number.parseInt(params.get("skip") || "0", 10);
   asked.skip = Number.isNaN(skip) || skip < 0 ? 0 : skip;
+  const after = params.get("after");
+  if (after !== null) {
+    try {
+      asked.after = JSON.parse(after);
+    } catch (error) {
+      say("listing-status", `after: not a row of the listing (${error.message}); open the first page`, true);
+      return;
+    }
+  }
   const wanted = minOffset !== undefined ? minOffset : params.get("minOffset");
   if (wanted !== null && wanted !== undefined) asked.minOffset = Number(wanted);
   say("listing-status", "Listing…");
@@ -101,8 +128,18 @@ async function loadListing(minOffset) {
   performance.mark("acls-listed");  // the page's rows are in the document (bench console reads it)
   document.getElementById("next-page").hidden = true;
   document.getElementById("previous-page").hidden = true;
-  if (page.more) pageLink("next-page", params, page.skip + page.rows.length);
-  if (page.skip > 0) pageLink("previous-page", params, Math.max(0, page.skip - PAGE_ROWS));
+  try {
+    if (after !== null) sessionStorage.setItem(cursorKey(params, page.skip), after);
+  } catch (error) { /* no storage: "previous" then goes back to the first page */ }
+  if (page.more) {
+    pageLink("next-page", params, page.skip + page.rows.length, rowCursor(page.rows[page.rows.length - 1]));
+  }
+  if (page.skip > 0) {
+    const back = Math.max(0, page.skip - PAGE_ROWS);
+    let cursor = null;
+    try { cursor = back > 0 ? sessionStorage.getItem(cursorKey(params, back)) : null; } catch (error) {}
+    pageLink("previous-page", params, cursor === null ? 0 : back, cursor);
+  }
 }
 
 // --- a change: preview, then confirm --------------------------------------------------------------
@@ -172,7 +209,7 @@ async function preview(event) {
     say("change-result", error.message, true);
     return;
   }
-  pending = {action, binding};
+  pending = {action, binding, previewOffset: answer.offset};
   document.getElementById("preview-offset").textContent = String(answer.offset);
   say("preview-summary",
       `${answer.added.length} ACL(s) to add, ${answer.removed.length} to remove`);
@@ -198,19 +235,19 @@ function itemErrors(results) {
 
 async function confirmChange() {
   if (pending === null) return;
-  const {action, binding} = pending;
+  const {action, binding, previewOffset} = pending;
   pending = null;
   document.getElementById("preview").hidden = true;
   let answer;
   try {
-    answer = action === "add"
-      ? await call("/ui/api/v1/acls", {bindings: [binding]})
-      : await call("/ui/api/v1/acls/delete", {filters: [binding]});
+    // written only if nothing the preview judged changed since its offset (409 otherwise,
+    // naming each change: preview again)
+    answer = await call("/ui/api/acls/change", {action, binding, previewOffset});
   } catch (error) {
-    say("change-result", error.message, true);
+    say("change-result", `${error.message} (nothing was written)`, true);
     return;
   }
-  const errors = itemErrors(answer.results);
+  const errors = itemErrors([...answer.deleteResults, ...answer.createResults]);
   const result = document.getElementById("change-result");
   if (errors.length) {
     say("change-result", errors.join("; "), true);
