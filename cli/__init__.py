@@ -9,6 +9,7 @@
 * ``aclstore status``, ``aclstore credentials create``.
 * ``aclstore export``, ``plan``, ``apply``, ``drift``: ACLs as code (desired-state files,
   :mod:`cli.gitops`).
+* ``aclstore import``: a bulk load of the bindings ``acls --list --format json`` prints.
 * ``aclstore history``, ``aclstore audit``, ``aclstore downgrade-check``: the Spark side;
   ``aclstore spark-connect``: a local Spark Connect server their questions can ask (``--remote``).
 
@@ -49,7 +50,7 @@ _COMMANDS: dict[str, str] = {
     "serve": "serve", "acls": "acls", "authorize": "authorize", "configs": "configs",
     "status": "status", "credentials": "credentials", "history": "history", "audit": "audit",
     "downgrade-check": "downgrade", "spark-connect": "spark_connect",
-    "export": "export", "plan": "plan", "apply": "apply", "drift": "drift",
+    "export": "export", "plan": "plan", "apply": "apply", "drift": "drift", "import": "load",
 }  # fmt: skip
 
 

@@ -25,7 +25,7 @@ from replicator.index.patterns import IndexPatterns
 from replicator.index.records import IndexPosition
 from store.acl import WILDCARD_RESOURCE, AclBinding, AclBindingFilter, PatternType, ResourceType
 from store.authorizer.applicable import applicable_patterns
-from store.authorizer.grants import PatternAcls, pattern_acls
+from store.authorizer.grants import PartialPatternAcls, PatternAcls, pattern_acls
 from store.authorizer.principal_acls import PrincipalAcls, principal_acls
 
 
@@ -50,6 +50,9 @@ class AnswerCache(Protocol):
 
 _ABSENT = PatternAcls()
 """The summary of a pattern without bindings, as the cache keeps it (never filled)."""
+WHOLE_PATTERN_KEYS = 64
+"""A pattern with at most this many bindings is summarized whole on first read; a larger one,
+for a decision, principal by principal (:meth:`IndexView.applicable_acls_of`)."""
 
 
 class IndexView:
@@ -93,16 +96,35 @@ class IndexView:
             iterator.next()
 
     def applicable_acls(self, resource_type: ResourceType, name: str) -> tuple[PatternAcls, ...]:
-        """The summaries of the live patterns that apply to the resource ``(resource_type, name)``.
+        """The summaries of the live patterns that apply to the resource ``(resource_type, name)``,
+        each whole (a partial one is completed here).
 
         On a miss, each pattern is read with one seek and summarized, except those the index
         keeps by pattern: the ones that apply to many names (PREFIXED ones and ``*``, an
         absent one as an empty summary).  A LITERAL name applies to itself only, and this
         answer is kept by name.  The cache is asked and told once each per miss.
         """
+        return self._applicable(resource_type, name, None)
+
+    def applicable_acls_of(
+        self, principals: tuple[str, ...], resource_type: ResourceType, name: str
+    ) -> tuple[PatternAcls, ...]:
+        """:meth:`applicable_acls` for a request whose ACL principals are ``principals``: a
+        pattern of more than :data:`WHOLE_PATTERN_KEYS` bindings is read for those principals
+        only (one seek each: the pattern's keys are ordered by principal), into a summary that
+        later requests fill further (:class:`~store.authorizer.grants.PartialPatternAcls`).
+        A first request on a prefix that thousands of bindings share reads its own few."""
+        return self._applicable(resource_type, name, principals)
+
+    def _applicable(
+        self, resource_type: ResourceType, name: str, principals: tuple[str, ...] | None
+    ) -> tuple[PatternAcls, ...]:
         cache_key = (int(resource_type), name)
         hit = self._index.cached_match(self._generation, cache_key)
         if hit is not None:
+            for cached in hit:
+                if type(cached) is PartialPatternAcls:
+                    self._fill(cached, principals)
             return hit
         rt = int(resource_type)
         keys = [
@@ -116,19 +138,45 @@ class IndexView:
         for key in keys:
             summary = known.get(key)
             if summary is None:
-                summary = self._read_pattern(*key)
+                summary = self._read_pattern(*key, principals)
                 if key[1] == PREFIXED or key[2] == WILDCARD_RESOURCE:
                     read[key] = summary
-            if summary.count:
+            elif type(summary) is PartialPatternAcls:
+                self._fill(summary, principals)
+            if summary.count or type(summary) is PartialPatternAcls:
                 found.append(summary)
         result = tuple(found)
         self._index.remember_match(self._generation, cache_key, result, read)
         return result
 
-    def _read_pattern(self, resource_type: int, pattern_type: int, name: str) -> PatternAcls:
-        """The summary of one pattern's live bindings (:data:`_ABSENT`: none)."""
-        keys = list(self._scan(pattern_prefix(resource_type, pattern_type, name)))
+    def _read_pattern(
+        self, resource_type: int, pattern_type: int, name: str, principals: tuple[str, ...] | None
+    ) -> PatternAcls:
+        """The summary of one pattern's live bindings (:data:`_ABSENT`: none): whole, or for
+        ``principals`` when the pattern has more than :data:`WHOLE_PATTERN_KEYS`."""
+        prefix = pattern_prefix(resource_type, pattern_type, name)
+        keys: list[bytes] = []
+        for key in self._scan(prefix):
+            keys.append(key)
+            if principals is not None and len(keys) > WHOLE_PATTERN_KEYS:
+                summary = PartialPatternAcls(prefix)
+                self._fill(summary, principals)
+                return summary
         return pattern_acls(decode_binding(k, 1) for k in keys) if keys else _ABSENT
+
+    def _fill(self, summary: PartialPatternAcls, principals: tuple[str, ...] | None) -> None:
+        """Load what ``summary`` lacks of ``principals`` (None: every principal) from this
+        view's state: a cached summary's pattern has not changed since (a commit that
+        changes a pattern drops its summary), so this view reads the state it was read at."""
+        if summary.complete:
+            return
+        prefix = summary.key_prefix
+        if principals is None:
+            summary.load_all(decode_binding(k, 1) for k in self._scan(prefix))
+            return
+        for principal in principals:
+            if principal not in summary.loaded:
+                summary.load(principal, (decode_binding(k, 1) for k in self._scan(prefix + lp(principal))))
 
     def matching_acls(self, resource_type: ResourceType, name: str) -> tuple[AclBinding, ...]:
         """Every live binding whose pattern applies to the resource ``(resource_type, name)``."""

@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from email.message import Message
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
@@ -92,6 +91,77 @@ _log = logging.getLogger("aclstore.http")
 PeerSubject = tuple[tuple[tuple[str, str], ...], ...]
 
 
+
+MAX_HEADER_LINE: Final = 65_536
+"""The longest header line (the standard library's bound)."""
+MAX_HEADERS: Final = 100
+"""The most header fields in a request (the standard library's bound)."""
+
+
+class HeaderError(Exception):
+    """A request's header section that cannot be read: the status and the reason."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+class Headers:
+    """A request's header fields as they arrived: names compare without case, :meth:`get`
+    gives the first field of a name (as ``email.message.Message`` does), :meth:`items` every
+    field in order.
+
+    Read by :func:`read_headers`, a plain split of each line: the standard library's reading
+    goes through the e-mail parser, which cost about as much as deciding a request."""
+
+    __slots__ = ("_fields", "_first")
+
+    def __init__(self, fields: Sequence[tuple[str, str]] = ()) -> None:
+        self._fields = list(fields)
+        self._first: dict[str, str] = {}
+        for name, value in self._fields:
+            self._first.setdefault(name.lower(), value)
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self._first.get(name.lower(), default)
+
+    def get_all(self, name: str) -> list[str]:
+        wanted = name.lower()
+        return [value for key, value in self._fields if key.lower() == wanted]
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._fields)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._first
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+
+def read_headers(readline: Callable[[int], bytes]) -> Headers:
+    """The header section up to its empty line, read with ``readline(limit)``.
+
+    Refused (:class:`HeaderError`): a line over :data:`MAX_HEADER_LINE` or more than
+    :data:`MAX_HEADERS` fields (431, as the standard library answers); a line that is not
+    ``name: value``, a name with white space, or a folded line (400: RFC 9112 lets a server
+    refuse obsolete line folding)."""
+    fields: list[tuple[str, str]] = []
+    while True:
+        line = readline(MAX_HEADER_LINE + 1)
+        if len(line) > MAX_HEADER_LINE:
+            raise HeaderError(431, "Line too long")
+        if line in (b"\r\n", b"\n", b""):
+            return Headers(fields)
+        if len(fields) == MAX_HEADERS:
+            raise HeaderError(431, f"Too many headers: more than {MAX_HEADERS}")
+        text = line.decode("latin-1").rstrip("\r\n")
+        name, colon, value = text.partition(":")
+        if not colon or not name or name != name.strip() or " " in name or "\t" in name:
+            what = "a folded header line" if text[:1] in (" ", "\t") else f"header line {text[:80]!r}"
+            raise HeaderError(400, f"Bad request: {what} is not name: value")
+        fields.append((name, value.strip(" \t")))
+
 @dataclass(slots=True)
 class HttpRequest:
     """One request as a route sees it."""
@@ -99,7 +169,7 @@ class HttpRequest:
     method: str
     path: str
     query: dict[str, list[str]]
-    headers: Message
+    headers: Headers
     body: bytes
     address: str
     peer_subject: PeerSubject | None = None
@@ -385,6 +455,54 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.close()  # the socket's own file object: only the deadline reader reads
         self.rfile = self._buffered
 
+    def parse_request(self) -> bool:
+        """The request line, as the standard library reads it (HTTP/1.0 and 1.1; no 0.9),
+        and the header section through :func:`read_headers`."""
+        self.command = ""
+        self.request_version = version = self.default_request_version
+        self.close_connection = True
+        raw: bytes = self.raw_requestline  # type: ignore[attr-defined]  # set by handle_one_request
+        self.requestline = str(raw, "iso-8859-1").rstrip("\r\n")
+        words = self.requestline.split()
+        if not words:
+            return False
+        if len(words) != 3:
+            self.send_error(400, f"Bad request syntax ({self.requestline[:200]!r})")
+            return False
+        version = words[2]
+        try:
+            if not version.startswith("HTTP/"):
+                raise ValueError
+            major, minor = version.split("/", 1)[1].split(".")
+            if not (major.isdigit() and minor.isdigit() and len(major) <= 10 and len(minor) <= 10):
+                raise ValueError
+            number = (int(major), int(minor))
+        except ValueError:
+            self.send_error(400, f"Bad request version ({version[:40]!r})")
+            return False
+        if number >= (2, 0):
+            self.send_error(505, f"Invalid HTTP version ({major}.{minor})")
+            return False
+        self.request_version = version
+        self.close_connection = number < (1, 1)
+        self.command, self.path = words[0], words[1]
+        if self.path.startswith("//"):
+            self.path = "/" + self.path.lstrip("/")
+        try:
+            self.headers = read_headers(self.rfile.readline)  # type: ignore[assignment]
+        except HeaderError as exc:
+            self.send_error(exc.status, exc.reason)
+            return False
+        connection = (self.headers.get("Connection") or "").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive":
+            self.close_connection = False
+        expect = (self.headers.get("Expect") or "").lower()
+        if expect == "100-continue" and number >= (1, 1):
+            return self.handle_expect_100()
+        return True
+
     def handle_one_request(self) -> None:
         """Wait idle for a request's first byte, then give the request its deadlines."""
         self._reader.deadline = None
@@ -423,7 +541,7 @@ class _Handler(BaseHTTPRequestHandler):
             response = Response.json(error_json(exc.error, exc.message), exc.status)
         else:
             request = HttpRequest(
-                self.command, path, parse_qs(split.query), self.headers, body,
+                self.command, path, parse_qs(split.query), self._headers(), body,
                 self.client_address[0], self.peer_subject,
             )  # fmt: skip
             handler = route.handler if route is not None else self.server.fallback
@@ -435,6 +553,10 @@ class _Handler(BaseHTTPRequestHandler):
                 response = error_response(exc)
         name = route.name if route is not None else FORWARDED if self.server.fallback else "unrouted"
         self._send(response, name)
+
+    def _headers(self) -> Headers:
+        assert isinstance(self.headers, Headers)  # read by parse_request
+        return self.headers
 
     def _no_route(self, path: str) -> Response:
         allowed = self.server.methods_by_path.get(path)

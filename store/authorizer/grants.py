@@ -124,6 +124,43 @@ class PatternAcls:
         return True
 
 
+class PartialPatternAcls(PatternAcls):
+    """The ACLs of one resource pattern that holds many, read principal by principal as
+    requests need them (a view that stores bindings elsewhere fills it: the replica's index).
+
+    ``grants`` holds the loaded principals' ACLs; a loaded principal without one has no entry,
+    which the decision procedure reads as it reads any absent principal.  ``loaded`` names the
+    loaded principals until every one is (``complete``; then :meth:`bindings` is every ACL).
+    The pattern has ACLs (a view creates one only then), whatever ``count`` says so far.
+    Filling is idempotent, so two threads filling one summary at once add each ACL once.
+    """
+
+    __slots__ = ("complete", "key_prefix", "loaded")
+
+    def __init__(self, key_prefix: bytes) -> None:
+        super().__init__()
+        self.key_prefix = key_prefix
+        self.loaded: set[str] = set()
+        self.complete = False
+
+    def load(self, principal: str, bindings: Iterable[AclBinding]) -> None:
+        """Add ``principal``'s ACLs (all of them), then mark it loaded."""
+        for binding in bindings:
+            self.add(binding)
+        self.loaded.add(principal)
+
+    def load_all(self, bindings: Iterable[AclBinding]) -> None:
+        """Add every ACL of the pattern, then mark the summary complete."""
+        for binding in bindings:
+            self.add(binding)
+        self.complete = True
+
+    def bindings(self) -> Iterator[AclBinding]:
+        if not self.complete:
+            raise RuntimeError("a partial pattern summary lists its ACLs once it is complete")
+        return super().bindings()
+
+
 def pattern_acls(bindings: Iterable[AclBinding]) -> PatternAcls:
     """The summary of ``bindings``, all of one resource pattern."""
     pattern = PatternAcls()

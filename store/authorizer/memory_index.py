@@ -205,6 +205,12 @@ class InMemoryAclIndex:
             tables.prefix_lengths[resource_type],
         )  # fmt: skip
 
+    def applicable_acls_of(
+        self, principals: tuple[str, ...], resource_type: ResourceType, name: str
+    ) -> list[PatternAcls]:
+        """Every summary here is whole: :meth:`applicable_acls`."""
+        return self.applicable_acls(resource_type, name)
+
     def matching_acls(self, resource_type: ResourceType, name: str) -> Iterator[AclBinding]:
         for pattern in self.applicable_acls(resource_type, name):
             yield from pattern.bindings()

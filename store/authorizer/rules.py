@@ -39,6 +39,7 @@ the grant summaries the view supplies (:class:`~store.authorizer.view.DecisionVi
 from __future__ import annotations
 
 import bisect
+import functools
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -105,7 +106,8 @@ def authorize(
     if not loading_complete:
         raise AuthorizerNotReadyError(_NOT_READY)
     no_acl = DEFAULT_ALLOW_DECISION if config.allow_everyone_if_no_acl_found else DEFAULT_DENY_DECISION
-    return decide(view.applicable_acls, asking, actions, no_acl)
+    of_asking = functools.partial(view.applicable_acls_of, asking.principals)
+    return decide(of_asking, asking, actions, no_acl)
 
 
 # --- authorizeByResourceType (KIP-679) ----------------------------------------------------

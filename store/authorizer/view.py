@@ -46,6 +46,14 @@ class DecisionView(Protocol):
         decision, never the decision."""
         ...
 
+    def applicable_acls_of(
+        self, principals: tuple[str, ...], resource_type: ResourceType, name: str
+    ) -> Sequence[PatternAcls]:
+        """:meth:`applicable_acls` for a request whose ACL principals are ``principals``
+        (its own and ``User:*``): a summary may then hold only those principals' ACLs (a view
+        that reads a large pattern principal by principal), and must hold all of theirs."""
+        ...
+
     def principal_acls(self, resource_type: ResourceType, principal: str) -> PrincipalAcls | None:
         """The summary of the ACLs of ``resource_type`` whose principal text is exactly
         ``principal`` (``User:*`` is not expanded: callers ask for it separately), or None."""
@@ -101,6 +109,11 @@ class ScanAclView:
     def matching_acls(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
         match = ResourcePatternFilter(resource_type=resource_type, name=name, pattern_type=PatternType.MATCH)
         return [b for b in self._bindings if b.pattern_type.is_specific and match.matches(b.pattern)]
+
+    def applicable_acls_of(
+        self, principals: tuple[str, ...], resource_type: ResourceType, name: str
+    ) -> list[PatternAcls]:
+        return self.applicable_acls(resource_type, name)
 
     def applicable_acls(self, resource_type: ResourceType, name: str) -> list[PatternAcls]:
         by_pattern: dict[tuple[PatternType, str], list[AclBinding]] = {}

@@ -28,6 +28,8 @@ from store.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
+from store.authorizer import Action, AuthorizationResult, AuthorizerConfig, ScanAclView, authorize
+from store.authorizer.grants import PartialPatternAcls
 
 pytestmark = pytest.mark.unit
 
@@ -428,4 +430,91 @@ def test_cached_answers_equal_a_replay_under_interleaved_changes(
     finally:
         views.clear()
         view = None  # no view may outlive the index
+        index.close()
+
+
+def _crowded_binding(rng: random.Random) -> AclBinding:
+    """A binding of one of a few patterns that many principals share (more than
+    ``WHOLE_PATTERN_KEYS`` each), so that decisions read them principal by principal."""
+    name, pattern_type = rng.choice([("ab", PatternType.PREFIXED), ("a", PatternType.PREFIXED),
+                                     ("abc", PatternType.LITERAL), ("*", PatternType.LITERAL)])  # fmt: skip
+    return AclBinding.of(
+        ResourceType.TOPIC, name, pattern_type, rng.choice(CROWD), rng.choice(["*", "10.0.0.1"]),
+        rng.choice(OPERATIONS), rng.choice([AclPermissionType.ALLOW, AclPermissionType.DENY]),
+    )  # fmt: skip
+
+
+CROWD = [f"User:u{i}" for i in range(60)] + ["User:*", "User:bob"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_decisions_on_crowded_patterns_read_per_principal_equal_the_pure_rules(
+    tmp_path_factory: pytest.TempPathFactory, seed: int
+) -> None:
+    """Patterns of hundreds of bindings: a decision reads the asking principal's and
+    ``User:*``'s bindings of each (a partial summary, filled by later requests and kept in the
+    cache), and must decide as the pure rules do over the live set at its view's offset, from
+    the newest view and from views left behind, while commits change those patterns; a
+    listing of the same resource afterwards (the summary completed) is every binding."""
+    rng = random.Random(seed)
+    index = AclIndex(tmp_path_factory.mktemp("idx"), reader_version=3, cache_size=64)
+    try:
+        live: dict[bytes, AclBinding] = {}
+        batch = index.batch()
+        for _ in range(900):
+            binding = _crowded_binding(rng)
+            batch.create(log_key(binding), binding)
+            live[log_key(binding)] = binding
+        batch.commit(offset=0, timestamp_ms=0)
+        states: dict[int, dict[bytes, AclBinding]] = {0: dict(live)}
+        views: list[IndexView] = [index.view()]
+        config = AuthorizerConfig()
+        partial_seen = False
+        for offset in range(1, 25):
+            batch = index.batch()
+            for _ in range(rng.randint(1, 3)):
+                binding = _crowded_binding(rng)
+                if rng.random() < 0.4 and live:
+                    key = rng.choice(sorted(live))
+                    batch.remove(key)
+                    live.pop(key)
+                else:
+                    batch.create(log_key(binding), binding)
+                    live[log_key(binding)] = binding
+            batch.commit(offset=offset, timestamp_ms=offset)
+            states[offset] = dict(live)
+            views.append(index.view())
+            for _ in range(15):
+                view = rng.choice(views[-3:])
+                state = list(states[view.position.offset].values())
+                principal = rng.choice([*CROWD, "User:nobody"])
+                host = rng.choice(["10.0.0.1", "10.0.0.2"])
+                actions = [Action(rng.choice([*OPERATIONS[:2], AclOperation.DESCRIBE]), ResourceType.TOPIC,
+                                  rng.choice(["abc", "abd", "ab", "a", "b", "abcx"]))]  # fmt: skip
+                got = authorize(view, config, principal, host, actions)
+                want = authorize(ScanAclView(state), config, principal, host, actions)
+                assert [(d.result, d.rule) for d in got] == [(d.result, d.rule) for d in want], (
+                    view.position, principal, host, actions
+                )
+                # Which ACL explains a decision may differ (the order of ACLs within a
+                # principal and host is the store's), never that it is one that decides so.
+                for decision in got:
+                    if decision.binding is not None:
+                        b = decision.binding
+                        assert b in state and _applies(b, ResourceType.TOPIC, actions[0].name)
+                        assert b.principal in (principal, "User:*") and b.host in (host, "*")
+                        allowed = decision.result is AuthorizationResult.ALLOWED
+                        assert (b.permission_type is AclPermissionType.ALLOW) == allowed
+                partial_seen |= any(
+                    type(s) is PartialPatternAcls and not s.complete
+                    for s in view.applicable_acls_of((principal,), ResourceType.TOPIC, actions[0].name)
+                )
+                if rng.random() < 0.2:
+                    name = actions[0].name
+                    expected = {b for b in state if _applies(b, ResourceType.TOPIC, name)}
+                    assert set(view.matching_acls(ResourceType.TOPIC, name)) == expected
+        assert partial_seen, "no decision read a pattern principal by principal: the test lost its point"
+    finally:
+        views.clear()
         index.close()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Sequence
-from email.message import Message
 from http.cookies import CookieError, SimpleCookie
 from importlib import resources
 from typing import Final
@@ -43,7 +42,7 @@ from replicator.server.console.runner import QuestionRunner
 from replicator.server.console.safety import safety_routes
 from replicator.server.console.sessions import Credential, SessionStore
 from replicator.server.errors import UnauthenticatedError
-from replicator.server.http import HttpRequest, Response, Route, RouteHandler
+from replicator.server.http import Headers, HttpRequest, Response, Route, RouteHandler
 
 COOKIE: Final = "aclstore_console"
 CALL_HEADER: Final = "X-Aclstore-Console"
@@ -181,13 +180,15 @@ class Console:
                    body: bytes) -> HttpRequest:  # fmt: skip
         """The request the sidecar API's handler sees: the session's credential instead of
         the cookie."""
-        headers = Message()
-        for key, value in request.headers.items():
-            if key.lower() not in ("authorization", "cookie", "content-length"):
-                headers[key] = value
+        fields = [
+            (key, value) for key, value in request.headers.items()
+            if key.lower() not in ("authorization", "cookie", "content-length")
+        ]  # fmt: skip
         if credential.token is not None:
-            headers["Authorization"] = f"Bearer {credential.token}"
-        return HttpRequest("POST", path, {}, headers, body, request.address, request.peer_subject)
+            fields.append(("Authorization", f"Bearer {credential.token}"))
+        return HttpRequest(
+            "POST", path, {}, Headers(fields), body, request.address, request.peer_subject
+        )
 
     # --- login ------------------------------------------------------------------------------------
 
