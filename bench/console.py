@@ -109,10 +109,7 @@ def run(quick: bool) -> list[Target]:
     print(f"  load average (1, 5, 15 min) at the start: {load_average()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-console-") as tmp:
         (Path(tmp) / "node").mkdir()
-        # --decision-workers 0: behind decision workers the console's login is refused (a
-        # worker forwards it with the node's internal address as its Host, which the login's
-        # Origin check compares with the browser's Origin)
-        node = _Server(Path(tmp) / "node" / "data", ["--decision-workers", "0"])
+        node = _Server(Path(tmp) / "node" / "data")  # serve's defaults: decision workers
         try:
             started = time.perf_counter()
             load_node(node, bindings)

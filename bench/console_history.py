@@ -120,10 +120,7 @@ def run(quick: bool) -> list[Target]:
         try:
             (Path(tmp) / "node").mkdir()
             data_dir = Path(tmp) / "node" / "data"
-            # --decision-workers 0: behind decision workers the console's login is refused (a
-            # worker forwards it with the node's internal address as its Host, which the
-            # login's Origin check compares with the browser's Origin)
-            node = _Server(data_dir, ["--history-remote", record.url, "--decision-workers", "0"])
+            node = _Server(data_dir, ["--history-remote", record.url])  # with decision workers
             intervals = _write_history(node, changes)
             started = time.perf_counter()
             run_command([_aclstore(), "history", "archive", "--once", "--data-dir", str(data_dir)]).check()
