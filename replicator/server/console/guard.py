@@ -18,17 +18,15 @@ them in between is not caught by this guard.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from replicator.contract.bindings import BINDING, binding_json, filter_json
 from replicator.contract.fields import BadRequestError, dumps
 from replicator.contract.scope import scope_json
+from replicator.server.console.surface import ConsoleSurface
 from replicator.server.http import HttpRequest, Response, Route
 from store.acl import WILDCARD_RESOURCE, AclBinding
 from store.desired import ResourcePrefix, Scope
-
-if TYPE_CHECKING:
-    from replicator.server.console.routes import Console
 
 ACTIONS: Final = ("add", "remove")
 
@@ -65,7 +63,7 @@ def guarded_change(fields: dict[str, Any]) -> dict[str, Any]:
     return change
 
 
-def guard_routes(console: Console) -> list[Route]:
+def guard_routes(console: ConsoleSurface) -> list[Route]:
     def change(request: HttpRequest) -> Response:
         credential = console._call_credential(request)
         fields = request.json() if request.body.strip() else {}

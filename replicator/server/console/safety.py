@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from replicator.contract.access import OFFSET_HEADER, SAFE_HEADER, DryRunAnswer
 from replicator.contract.bindings import binding_json, filter_json
@@ -40,13 +40,11 @@ from replicator.server.console.paging import MAX_PAGE
 from replicator.server.console.planning import plan_document, read_text
 from replicator.server.console.sessions import Credential
 from replicator.server.console.spool import SpooledAnswer
+from replicator.server.console.surface import ConsoleSurface
 from replicator.server.errors import UnauthenticatedError
 from replicator.server.http import HttpRequest, Response, Route, error_response
 from store.acl import AclBinding, AclBindingFilter, parse_fields
 from store.desired import Scope
-
-if TYPE_CHECKING:
-    from replicator.server.console.routes import Console
 
 KEPT_CHECKS: Final = 4
 PAGE_NAME: Final = "safety.html"
@@ -80,7 +78,7 @@ def _int_field(fields: dict[str, Any], key: str, low: int, high: int | None, def
 class SafetyPage:
     """The Safety page's routes, over the console's sessions and the node's handlers."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: ConsoleSurface) -> None:
         self.console = console
         self._lock = threading.Lock()
         self._checks: OrderedDict[str, _Check] = OrderedDict()
@@ -268,6 +266,6 @@ class _Refused(Exception):
         self.response = response
 
 
-def safety_routes(console: Console) -> list[Route]:
+def safety_routes(console: ConsoleSurface) -> list[Route]:
     return SafetyPage(console).routes()
 
