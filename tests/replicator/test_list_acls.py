@@ -47,7 +47,11 @@ def synthetic(resources: int, acls: int, *, fail_after: int | None = None) -> It
 def stub_listing(node: Node, monkeypatch: pytest.MonkeyPatch, make: object) -> None:
     assert node.replica is not None
 
-    def list_acls(filters: object, *, min_offset: int | None = None, timeout: float | None = None) -> Answer:
+    def list_acls(
+        filters: object, *, min_offset: int | None = None, timeout: float | None = None,
+        after: object = None,
+    ) -> Answer:
+        assert after is None  # these tests read from the start
         return Answer(make(), 41, 0)  # type: ignore[operator]
 
     monkeypatch.setattr(node.replica, "list_acls", list_acls)
