@@ -12,8 +12,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from console_support import log_in, screenshot
-from history_support import (
+from console_history_support import (
     ALICE,
     BOB,
     CAROL,
@@ -25,6 +24,7 @@ from history_support import (
     build_history,
     read,
 )
+from console_support import log_in, screenshot
 from playwright.sync_api import Page, expect
 from sidecar_support import admin_client
 
