@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from replicator.encoding import decode_binding, encode_binding
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
 from replicator.index import AclIndex, IndexView, StopRecord
+from replicator.index import view as view_module
 from store.acl import (
     AclBinding,
     AclBindingFilter,
@@ -434,8 +435,8 @@ def test_cached_answers_equal_a_replay_under_interleaved_changes(
 
 
 def _crowded_binding(rng: random.Random) -> AclBinding:
-    """A binding of one of a few patterns that many principals share (more than
-    ``WHOLE_PATTERN_KEYS`` each), so that decisions read them principal by principal."""
+    """A binding of one of a few patterns that many principals share (more than the
+    ``WHOLE_PATTERN_KEYS`` the test sets), so that decisions read them principal by principal."""
     name, pattern_type = rng.choice([("ab", PatternType.PREFIXED), ("a", PatternType.PREFIXED),
                                      ("abc", PatternType.LITERAL), ("*", PatternType.LITERAL)])  # fmt: skip
     return AclBinding.of(
@@ -457,6 +458,8 @@ def test_decisions_on_crowded_patterns_read_per_principal_equal_the_pure_rules(
     cache), and must decide as the pure rules do over the live set at its view's offset, from
     the newest view and from views left behind, while commits change those patterns; a
     listing of the same resource afterwards (the summary completed) is every binding."""
+    patch = pytest.MonkeyPatch()
+    patch.setattr(view_module, "WHOLE_PATTERN_KEYS", 64)  # patterns of ~150 are read partially
     rng = random.Random(seed)
     index = AclIndex(tmp_path_factory.mktemp("idx"), reader_version=3, cache_size=64)
     try:
@@ -516,5 +519,6 @@ def test_decisions_on_crowded_patterns_read_per_principal_equal_the_pure_rules(
                     assert set(view.matching_acls(ResourceType.TOPIC, name)) == expected
         assert partial_seen, "no decision read a pattern principal by principal: the test lost its point"
     finally:
+        patch.undo()
         views.clear()
         index.close()
