@@ -27,7 +27,7 @@ from typing import Any, TextIO
 from cli.common import add_client_options, store_client
 from cli.output import print_json
 from cli.present.binding_stream import Item, binding_items
-from cli.present.progress import duration_text
+from cli.present.progress import TerminalLine, duration_text
 from replicator.client import StoreClient
 from replicator.contract.bindings import InvalidItem, binding
 from replicator.contract.fields import MAX_ITEMS, BadRequestError
@@ -82,13 +82,12 @@ def read_bindings(items: Iterator[Item], source: str) -> Iterator[tuple[Item, Ac
         yield item, value
 
 
-class _Progress:
+class _Progress(TerminalLine):
     """``import: 120,000 bindings, 24,100/s, 38 % of the file, ETA 21s`` on a terminal."""
 
     def __init__(self, stream: TextIO, size: int | None) -> None:
-        self.stream, self.size = stream, size
-        self.shown = stream.isatty()
-        self._width = 0
+        super().__init__(stream)
+        self.size = size
 
     def __call__(self, totals: LoadTotals, read_bytes: int | None) -> None:
         if not self.shown:
@@ -101,15 +100,7 @@ class _Progress:
             parts.append(f"{share * 100:.0f} % of the file")
             if 0 < share < 1:
                 parts.append(f"ETA {duration_text(elapsed * (1 - share) / share)}")
-        text = ", ".join(parts)
-        self.stream.write("\r" + text.ljust(self._width))
-        self.stream.flush()
-        self._width = len(text)
-
-    def close(self) -> None:
-        if self.shown and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.show(", ".join(parts))
 
 
 def load(

@@ -38,20 +38,19 @@ def progress_text(what: str, progress: StreamProgress, elapsed_s: float) -> str:
     return ", ".join(parts)
 
 
-class TerminalProgress:
-    """Reports a job's progress on ``stream`` (stderr) if it is a terminal, else stays silent."""
+class TerminalLine:
+    """One line on ``stream`` (stderr), rewritten in place while it is a terminal; nothing at
+    all otherwise."""
 
-    def __init__(self, what: str, stream: TextIO | None = None) -> None:
-        self.what = what
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.shown = self.stream.isatty()
         self.started = time.monotonic()
         self._width = 0
 
-    def __call__(self, progress: StreamProgress) -> None:
+    def show(self, text: str) -> None:
         if not self.shown:
             return
-        text = progress_text(self.what, progress, time.monotonic() - self.started)
         self.stream.write("\r" + text.ljust(self._width))
         self.stream.flush()
         self._width = len(text)
@@ -61,3 +60,15 @@ class TerminalProgress:
         if self.shown and self._width:
             self.stream.write("\n")
             self.stream.flush()
+
+
+class TerminalProgress(TerminalLine):
+    """Reports a job's progress on ``stream`` (stderr) if it is a terminal, else stays silent."""
+
+    def __init__(self, what: str, stream: TextIO | None = None) -> None:
+        super().__init__(stream)
+        self.what = what
+
+    def __call__(self, progress: StreamProgress) -> None:
+        if self.shown:
+            self.show(progress_text(self.what, progress, time.monotonic() - self.started))
