@@ -61,7 +61,9 @@ _SECURITY_HEADERS: Final = (
     ("Cache-Control", "no-store"),
 )  # fmt: skip
 _PUBLIC: Final = ("login.css",)
-_PRIVATE: Final = ("console.css", "acls.js", "history.css", "history.js", "access.js", "changes.js")
+_PRIVATE: Final = (
+    "console.css", "call.js", "acls.js", "history.css", "history.js", "access.js", "changes.js"
+)
 _PAGES: Final = {"/ui/acls": "acls.html", "/ui/access": "access.html", "/ui/changes": "changes.html"}
 
 

@@ -8,23 +8,7 @@ const ROW_FIELDS = ["resourceType", "resourceName", "patternType", "principal", 
                     "operation", "permissionType"];
 const FILTER_FIELDS = ["principal", "resourceType", "resourceName", "patternType"];
 
-async function call(path, body) {
-  const response = await fetch(path, {
-    method: "POST",
-    headers: {"Content-Type": "application/json", "X-Aclstore-Console": "1"},
-    body: JSON.stringify(body),
-    credentials: "same-origin",
-  });
-  if (response.status === 401) {
-    window.location.assign("/ui/login");
-    throw new Error("the session has ended: log in again");
-  }
-  const answer = await response.json();
-  if (!response.ok) {
-    throw new Error(`${answer.error || response.status}: ${answer.message || ""}`);
-  }
-  return answer;
-}
+const call = consoleCall;  // call.js
 
 function cell(row, text, className) {
   const td = document.createElement("td");

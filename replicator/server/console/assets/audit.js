@@ -4,21 +4,7 @@
 // unused grants and the most denied principals and resources.  Values go in as text.
 "use strict";
 
-async function call(path, body) {
-  const response = await fetch(path, {
-    method: "POST",
-    headers: {"Content-Type": "application/json", "X-Aclstore-Console": "1"},
-    body: JSON.stringify(body),
-    credentials: "same-origin",
-  });
-  if (response.status === 401) {
-    window.location.assign("/ui/login");
-    throw new Error("the session has ended: log in again");
-  }
-  const answer = await response.json();
-  if (!response.ok) throw new Error(`${answer.error || response.status}: ${answer.message || ""}`);
-  return answer;
-}
+const call = consoleCall;  // call.js
 
 function say(text, failed) {
   const element = document.getElementById("report-status");

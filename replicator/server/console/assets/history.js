@@ -7,25 +7,6 @@
 const POLL_MS = 250;
 let runningJob = null;
 
-async function consoleCall(path, body, keepalive) {
-  const response = await fetch(path, {
-    method: "POST",
-    headers: {"Content-Type": "application/json", "X-Aclstore-Console": "1"},
-    body: JSON.stringify(body),
-    credentials: "same-origin",
-    keepalive: Boolean(keepalive),
-  });
-  if (response.status === 401) {
-    window.location.assign("/ui/login");
-    throw new Error("the session has ended: log in again");
-  }
-  const answer = await response.json();
-  if (!response.ok) {
-    throw new Error(`${answer.error || response.status}: ${answer.message || ""}`);
-  }
-  return answer;
-}
-
 function showStatus(id, text, state) {
   const element = document.getElementById(id);
   element.textContent = text;

@@ -8,21 +8,7 @@ const OUTSIDE_ROWS = 100;
 const BINDING_FIELDS = ["resourceType", "resourceName", "patternType", "principal", "host",
                         "operation", "permissionType"];
 
-async function call(path, body) {
-  const response = await fetch(path, {
-    method: "POST",
-    headers: {"Content-Type": "application/json", "X-Aclstore-Console": "1"},
-    body: JSON.stringify(body),
-    credentials: "same-origin",
-  });
-  if (response.status === 401) {
-    window.location.assign("/ui/login");
-    throw new Error("the session has ended: log in again");
-  }
-  const answer = await response.json();
-  if (!response.ok) throw new Error(`${answer.error || response.status}: ${answer.message || ""}`);
-  return answer;
-}
+const call = consoleCall;  // call.js
 
 function say(id, text, failed) {
   const element = document.getElementById(id);
