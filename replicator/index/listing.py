@@ -22,7 +22,7 @@ principals' bindings, not the state's.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -180,56 +180,62 @@ def entry_key(after: bytes, prefix: bytes) -> bytes | None:
 def scan(iterator: Any, listing: ListingPlan, after: bytes | None = None) -> Iterator[ListedResource]:
     """The bindings of ``listing``'s ranges that it accepts, read from ``iterator`` (a RocksDB
     iterator over the ``K`` table: key ``K...``, value ``E``), grouped by pattern; with
-    ``after`` (a ``K`` key), only those past it.
-
-    The value ``E`` (:func:`replicator.encoding.encode_binding`) starts with the pattern
-    (``rt | pt | lp(name)``): consecutive bindings of one pattern share that head, which is
-    decoded once."""
+    ``after`` (a ``K`` key), only those past it."""
     if listing.principals:
         yield from scan_principals(iterator, listing, after)
         return
-    unpack = _U32.unpack_from
-    accept = listing.accept
     for prefix in listing.ranges:
         start = prefix if after is None else entry_key(after, prefix)
-        if start is None:
-            continue
-        iterator.seek(start)
-        head = b""
-        resource_type = pattern_type = 0
-        name = ""
-        acls: list[ListedAcl] = []
-        while iterator.valid():
-            key: bytes = iterator.key()
-            if not key.startswith(prefix):
-                break
-            enc: bytes = iterator.value()
-            if not head or not enc.startswith(head):
-                if acls:
-                    yield ListedResource(resource_type, name, pattern_type, acls)
-                    acls = []
-                (size,) = unpack(enc, 2)
-                head = enc[: 6 + size]
-                resource_type, pattern_type = enc[0], enc[1]
-                name = enc[6 : 6 + size].decode("utf-8", "surrogatepass")
-            pos = len(head)
-            (size,) = unpack(enc, pos)
-            pos += 4
-            principal = enc[pos : pos + size].decode("utf-8", "surrogatepass")
-            pos += size
-            (size,) = unpack(enc, pos)
-            pos += 4
-            host = enc[pos : pos + size].decode("utf-8", "surrogatepass")
-            pos += size
-            acl = (principal, host, enc[pos], enc[pos + 1])
-            if accept is None or accept(resource_type, name, pattern_type, acl):
-                acls.append(acl)
-                if len(acls) == MAX_ACLS_PER_RESOURCE:
-                    yield ListedResource(resource_type, name, pattern_type, acls)
-                    acls = []
-            iterator.next()
-        if acls:
-            yield ListedResource(resource_type, name, pattern_type, acls)
+        if start is not None:
+            yield from grouped(_range_values(iterator, prefix, start), listing.accept)
+
+
+def _range_values(iterator: Any, prefix: bytes, start: bytes) -> Iterator[bytes]:
+    """The values ``E`` of the keys under ``prefix`` from ``start`` on."""
+    iterator.seek(start)
+    while iterator.valid():
+        key: bytes = iterator.key()
+        if not key.startswith(prefix):
+            return
+        yield iterator.value()
+        iterator.next()
+
+
+def grouped(encoded: Iterable[bytes], accept: Accept | None) -> Iterator[ListedResource]:
+    """Bindings ``E`` (:func:`replicator.encoding.encode_binding`) in DescribeAcls order, the
+    ones ``accept`` takes, grouped by pattern (at most :data:`MAX_ACLS_PER_RESOURCE` a group).
+
+    ``E`` starts with the pattern (``rt | pt | lp(name)``): consecutive bindings of one
+    pattern share that head, which is decoded once."""
+    unpack = _U32.unpack_from
+    head = b""
+    resource_type = pattern_type = 0
+    name = ""
+    acls: list[ListedAcl] = []
+    for enc in encoded:
+        if not head or not enc.startswith(head):
+            if acls:
+                yield ListedResource(resource_type, name, pattern_type, acls)
+                acls = []
+            (size,) = unpack(enc, 2)
+            head = enc[: 6 + size]
+            resource_type, pattern_type = enc[0], enc[1]
+            name = enc[6 : 6 + size].decode("utf-8", "surrogatepass")
+        pos = len(head)
+        (size,) = unpack(enc, pos)
+        principal = enc[pos + 4 : pos + 4 + size].decode("utf-8", "surrogatepass")
+        pos += 4 + size
+        (size,) = unpack(enc, pos)
+        host = enc[pos + 4 : pos + 4 + size].decode("utf-8", "surrogatepass")
+        pos += 4 + size
+        acl = (principal, host, enc[pos], enc[pos + 1])
+        if accept is None or accept(resource_type, name, pattern_type, acl):
+            acls.append(acl)
+            if len(acls) == MAX_ACLS_PER_RESOURCE:
+                yield ListedResource(resource_type, name, pattern_type, acls)
+                acls = []
+    if acls:
+        yield ListedResource(resource_type, name, pattern_type, acls)
 
 
 def _principal_rows(iterator: Any, principal: str, after: bytes | None) -> list[tuple[bytes, bytes]]:
@@ -259,33 +265,4 @@ def scan_principals(
     Costs the principals' bindings (read and sorted), whatever the state's size."""
     rows = [row for principal in listing.principals for row in _principal_rows(iterator, principal, after)]
     rows.sort()
-    unpack = _U32.unpack_from
-    accept = listing.accept
-    head = b""
-    resource_type = pattern_type = 0
-    name = ""
-    acls: list[ListedAcl] = []
-    for _, enc in rows:
-        if not head or not enc.startswith(head):
-            if acls:
-                yield ListedResource(resource_type, name, pattern_type, acls)
-                acls = []
-            (size,) = unpack(enc, 2)
-            head = enc[: 6 + size]
-            resource_type, pattern_type = enc[0], enc[1]
-            name = enc[6 : 6 + size].decode("utf-8", "surrogatepass")
-        pos = len(head)
-        (size,) = unpack(enc, pos)
-        principal = enc[pos + 4 : pos + 4 + size].decode("utf-8", "surrogatepass")
-        pos += 4 + size
-        (size,) = unpack(enc, pos)
-        host = enc[pos + 4 : pos + 4 + size].decode("utf-8", "surrogatepass")
-        pos += 4 + size
-        acl = (principal, host, enc[pos], enc[pos + 1])
-        if accept is None or accept(resource_type, name, pattern_type, acl):
-            acls.append(acl)
-            if len(acls) == MAX_ACLS_PER_RESOURCE:
-                yield ListedResource(resource_type, name, pattern_type, acls)
-                acls = []
-    if acls:
-        yield ListedResource(resource_type, name, pattern_type, acls)
+    yield from grouped((enc for _, enc in rows), listing.accept)
