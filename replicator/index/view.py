@@ -50,12 +50,14 @@ class AnswerCache(Protocol):
 
 _ABSENT = PatternAcls()
 """The summary of a pattern without bindings, as the cache keeps it (never filled)."""
-WHOLE_PATTERN_KEYS = 512
-"""A pattern with at most this many bindings is summarized whole on first read (a millisecond
-or two, once); a larger one, for a decision, principal by principal
-(:meth:`IndexView.applicable_acls_of`).  Below this size whole summaries answered faster: a
-partial one costs a seek for every new principal asking (measured at 1M bindings of the
-downgrade bench's shape, whose patterns hold fewer: p99 3.1 against 3.0 ms at 64)."""
+WHOLE_PATTERN_KEYS = 64
+"""A pattern with at most this many bindings is summarized whole on first read; a larger one,
+for a decision, principal by principal (:meth:`IndexView.applicable_acls_of`).  The bound
+is what a first touch costs at most: finding that a pattern is large reads this many keys
+plus one.  At 512, the first decision on each of the sidecar bench's 1,250-binding prefixes
+read 513 keys, and those first touches were the cold p99 at 1M bindings (189 of 588 first
+touches over 2 ms; at 64, 2 of 588).  Smaller patterns are still read whole: one scan,
+then every principal answered from the cache."""
 
 
 class IndexView:

@@ -459,7 +459,8 @@ def test_decisions_on_crowded_patterns_read_per_principal_equal_the_pure_rules(
     the newest view and from views left behind, while commits change those patterns; a
     listing of the same resource afterwards (the summary completed) is every binding."""
     patch = pytest.MonkeyPatch()
-    patch.setattr(view_module, "WHOLE_PATTERN_KEYS", 64)  # patterns of ~150 are read partially
+    patch.setattr(view_module, "WHOLE_PATTERN_KEYS", 64)  # patterns of ~150 are read partially,
+    # whatever the default
     rng = random.Random(seed)
     index = AclIndex(tmp_path_factory.mktemp("idx"), reader_version=3, cache_size=64)
     try:
