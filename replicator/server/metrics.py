@@ -203,6 +203,12 @@ class SidecarMetrics:
             ["route", "status"],
             registry=self.registry,
         )
+        self.forwarded_requests = Counter(
+            "aclstore_worker_forwarded_requests",
+            "Requests decision workers sent on to the node's process (not decisions, on a "
+            "connection whose first request was a decision or that TLS hid from the node)",
+            registry=self.registry,
+        )
         self.exposed = self.registry
         """What ``/metrics`` renders: the registry, or with decision workers the registry and
         their figures (:class:`replicator.server.workers.figures.MergedRegistry`)."""

@@ -112,9 +112,26 @@ def test_once_the_node_applied_a_write_no_worker_answers_from_before_it(
             assert result == "ALLOWED" and offset >= written, (c.worker, offset, written)
 
 
+def _figures(node: Node) -> dict[str, float]:
+    """The node's ``/metrics``, sample by sample (a connection of its own: the node's)."""
+    conn = http.client.HTTPConnection("127.0.0.1", node.port, timeout=10)
+    conn.request("GET", "/metrics")
+    page = conn.getresponse().read().decode()
+    conn.close()
+    return {m.group(1): float(m.group(2)) for m in re.finditer(r"^(\S+) (\S+)$", page, re.MULTILINE)}
+
+
+def _forwarded(node: Node) -> float:
+    return _figures(node)["aclstore_worker_forwarded_requests_total"]
+
+
 def test_administration_reaches_the_node_through_any_worker(node: Node, admin: StoreClient) -> None:
-    """Writes, reads and a streamed listing forwarded by a worker, with the caller checked by
-    the node as if it had called it (no token: 401; the admin's token: its principal)."""
+    """On a connection a worker holds (its first request a decision): writes, reads and a
+    streamed listing forwarded by the worker, with the caller checked by the node as if it
+    had called it (no token: 401; the admin's token: its principal)."""
+    admin.call("POST", "/v1/authorize", {"principal": "User:first", "host": "127.0.0.1",
+                                         "actions": [action_json(READ, T, "x")]})  # fmt: skip
+    before = _forwarded(node)
     grants = [binding(T, f"listed-{i}", "User:lister", READ) for i in range(300)]
     written = create_acls(admin, grants)
     listing = admin.list_acls(min_offset=written)
@@ -122,9 +139,33 @@ def test_administration_reaches_the_node_through_any_worker(node: Node, admin: S
     assert names == sorted(g.name for g in grants)  # streamed through the worker, whole
     assert listing.offset == written and listing.bindings == len(grants)
     anonymous = Connection(node.port)
+    anonymous.can_read("User:nobody", "warm-up")  # a worker's connection from here on
     status, body = anonymous.post("/v1/acls/describe", {})
     assert status == 401, body
     assert admin.describe_acls().offset == written
+    assert _forwarded(node) == before + 4  # create, list, the 401 and describe
+
+
+def test_a_connection_that_starts_with_administration_is_the_nodes(node: Node, admin: StoreClient) -> None:
+    """The node keeps a connection whose first request is not a decision: its writes and
+    reads cost no worker a forward, and a decision asked on it later is the node's answer
+    (as fresh as any: the node's replica made the write visible)."""
+    before = _forwarded(node)
+    written = create_acls(admin, [binding(T, "kept", "User:kept", READ)])
+    for _ in range(5):
+        assert admin.describe_acls().offset == written
+    assert _forwarded(node) == before
+    direct = Connection(node.port)
+    status, body = direct.post("/v1/acls/describe", {})
+    assert status == 401, body  # the node checked the caller itself
+    direct.conn.request("POST", "/v1/authorize", json.dumps({
+        "principal": "User:kept", "host": "127.0.0.1", "actions": [action_json(READ, T, "kept")],
+    }), {"Content-Type": "application/json"})  # fmt: skip
+    response = direct.conn.getresponse()
+    answer = json.loads(response.read())
+    assert response.getheader("Aclstore-Worker") is None  # the node answered
+    assert (answer["results"][0], answer["offset"] >= written) == ("ALLOWED", True)
+    assert _forwarded(node) == before
 
 
 def test_metrics_add_up_every_workers_decisions(node: Node, admin: StoreClient) -> None:
@@ -135,22 +176,15 @@ def test_metrics_add_up_every_workers_decisions(node: Node, admin: StoreClient) 
             assert c.can_read("User:c", "counted", min_offset=written)[0] == "ALLOWED"
     allowed, denied = 5 * len(connections), len(connections)
 
-    def figures() -> dict[str, float]:
-        conn = http.client.HTTPConnection("127.0.0.1", node.port, timeout=10)
-        conn.request("GET", "/metrics")
-        page = conn.getresponse().read().decode()
-        conn.close()
-        return {m.group(1): float(m.group(2)) for m in re.finditer(r"^(\S+) (\S+)$", page, re.MULTILINE)}
-
     def counted() -> bool:
-        f = figures()
+        f = _figures(node)
         return (
             f.get('aclstore_decisions_total{endpoint="authorize",result="ALLOWED"}') == allowed
             and f.get('aclstore_decisions_total{endpoint="authorize",result="DENIED"}') == denied
         )
 
     wait_until(counted, timeout=5, what="the workers' figures in /metrics")
-    f = figures()
+    f = _figures(node)
     assert f["aclstore_decision_workers"] == WORKERS
     assert f['aclstore_decision_latency_seconds_count{endpoint="authorize"}'] == len(connections) * 6
     for n in range(WORKERS):

@@ -5,10 +5,11 @@ connections, restarting a worker that dies.
   after each commit (under the index's lock, after the batch is written), and its readiness,
   stop, failure and log end every few milliseconds.
 * :class:`DecisionWorkers` spawns ``python -m replicator.server.workers`` processes, accepts
-  every connection on the node's address and hands each to the next live worker in turn; a
-  connection stays with its worker to the end.  When no worker is alive the node serves the
-  connection itself, so the address never stops answering.  A worker that exits on its own is
-  restarted.
+  every connection on the node's address and hands each whose first request is a decision
+  (or cannot be read: TLS) to the next live worker in turn; the node serves the others
+  itself (:mod:`.routing`).  A connection stays where it went to the end.  When no worker
+  is alive the node serves the connection itself, so the address never stops answering.  A
+  worker that exits on its own is restarted.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import logging
 import os
 import pickle
 import select
+import selectors
 import socket
 import ssl
 import subprocess
@@ -27,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 
 from replicator.index import IndexPosition
 from replicator.replica import Replica
@@ -39,6 +41,7 @@ from replicator.server.workers.process import (
     WorkerConfig,
     snapshot_path,
 )
+from replicator.server.workers.routing import PEEK_BYTES, served_by_node
 from replicator.server.workers.state import FATAL, LOG_ERROR, READY, PublishedState, SharedState
 from store.errors import InvalidConfigError
 
@@ -48,6 +51,10 @@ START_TIMEOUT_S: Final = 60.0
 STOP_TIMEOUT_S: Final = 15.0
 FIGURES_TIMEOUT_S: Final = 1.0
 _RESTART_BACKOFF_S: Final = (0.5, 1.0, 2.0, 5.0)
+ROUTE_WAIT_S: Final = 1.0
+"""How long a new connection may stay silent before it goes to a worker unread."""
+ROUTE_PENDING_MAX: Final = 1024
+"""Silent new connections the node waits on at most; past that, new ones go to workers."""
 
 
 class ReplicaPublisher:
@@ -231,19 +238,74 @@ class DecisionWorkers:
     # -- the connections -------------------------------------------------------------------------
 
     def _accept(self) -> None:
-        self.listener.settimeout(0.2)
-        while not self._closing.is_set():
+        """Accept connections; route each once its first request line is in (or at once,
+        under TLS), waiting at most :data:`ROUTE_WAIT_S` for it on one selector."""
+        selector = selectors.DefaultSelector()
+        self.listener.setblocking(False)
+        selector.register(self.listener, selectors.EVENT_READ)
+        pending: dict[socket.socket, tuple[tuple[str, int], float]] = {}
+        try:
+            while not self._closing.is_set():
+                try:
+                    ready = selector.select(timeout=0.2)
+                except OSError:  # the listener closed under us
+                    if self._closing.is_set():
+                        return
+                    raise
+                for key, _ in ready:
+                    if key.fileobj is self.listener:
+                        self._accept_ready(selector, pending)
+                        continue
+                    connection = cast(socket.socket, key.fileobj)
+                    selector.unregister(connection)
+                    address, _ = pending.pop(connection)
+                    self._route(connection, address)
+                now = time.monotonic()
+                for connection, (address, deadline) in list(pending.items()):
+                    if now >= deadline:  # nothing said yet: a worker serves it (and times it out)
+                        selector.unregister(connection)
+                        del pending[connection]
+                        self._hand(connection, address)
+        finally:
+            for connection in pending:
+                connection.close()
+            selector.close()
+
+    def _accept_ready(
+        self, selector: selectors.BaseSelector, pending: dict[socket.socket, tuple[tuple[str, int], float]]
+    ) -> None:
+        while True:
             try:
                 connection, address = self.listener.accept()
-            except TimeoutError:
-                continue
+            except (BlockingIOError, InterruptedError):
+                return
             except OSError:
-                if self._closing.is_set():
-                    return
-                _log.exception("accepting a connection failed")
-                time.sleep(0.05)
+                if not self._closing.is_set():
+                    _log.exception("accepting a connection failed")
+                return
+            connection.setblocking(True)
+            if self._tls is not None or len(pending) >= ROUTE_PENDING_MAX:
+                self._hand(connection, address)  # a handshake hides the request line
                 continue
-            self._hand(connection, address)
+            pending[connection] = (address, time.monotonic() + ROUTE_WAIT_S)
+            selector.register(connection, selectors.EVENT_READ)
+
+    def _route(self, connection: socket.socket, address: tuple[str, int]) -> None:
+        """The node serves a connection whose first request is not a decision
+        (:mod:`.routing`); a worker serves the rest."""
+        try:
+            peeked = connection.recv(PEEK_BYTES, socket.MSG_PEEK)
+        except OSError:
+            connection.close()
+            return
+        if not peeked:  # closed before it asked anything
+            connection.close()
+            return
+        if served_by_node(peeked):
+            connection.settimeout(None)
+            self._fallback.process_request(connection, address)
+            return
+        self._hand(connection, address)
 
     def _hand(self, connection: socket.socket, address: tuple[str, int]) -> None:
         """To the next live worker; to the node itself when none is alive."""

@@ -171,6 +171,8 @@ class DecisionWorker:
     def _count_response(self, route: str, status: int) -> None:
         if route != FORWARDED:  # the node counts what it answers
             self.metrics.http_responses.labels(route, str(status)).inc()
+        else:
+            self.metrics.forwarded_requests.inc()
 
     def _refresh(self) -> None:
         """Catch up when the node published more; write the figures every second."""
