@@ -4,7 +4,10 @@
   line what is missing (``make jars`` runs it);
 * ``plugin``: build the broker's authorizer plugin (``plugin/``) with Maven (``make plugin``);
 * ``kafka [--dir DIR]``: a real single-node KRaft broker on loopback, for trying aclstore on
-  Kafka without Docker; it prints its bootstrap address and runs until Ctrl-C or SIGTERM.
+  Kafka without Docker; it prints its bootstrap address and runs until Ctrl-C or SIGTERM;
+* ``module-seconds LOG``: write ``tests/module_seconds.json`` from a test run's log with
+  ``--durations=0`` (``make test PYTEST_ARGS=--durations=0``), so that the scheduler hands out
+  the longest test modules first.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
+from devtools.durations import MODULE_SECONDS, write_module_seconds
 from devtools.errors import RuntimeSetupError
 from devtools.kafka_process import LocalKafka
 from devtools.maven import KAFKA_VERSION, kafka_classpath, require_java, write_spark_jars_file
@@ -64,6 +68,16 @@ def kafka(args: argparse.Namespace) -> int:
     return 0
 
 
+def module_seconds(args: argparse.Namespace) -> int:
+    try:
+        found = write_module_seconds(Path(args.log))
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(found)} modules, {sum(found.values()):.0f} s in all: {MODULE_SECONDS}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m devtools", description=__doc__.splitlines()[0])
     tools = parser.add_subparsers(dest="tool", metavar="TOOL")
@@ -76,6 +90,9 @@ def main(argv: list[str]) -> int:
     broker = tools.add_parser("kafka", help="run a local KRaft Kafka broker on loopback")
     broker.add_argument("--dir", default="aclstore-data/kafka", help="broker data directory")
     broker.set_defaults(handler=kafka)
+    seconds = tools.add_parser("module-seconds", help="write tests/module_seconds.json from a test log")
+    seconds.add_argument("log", help="the output of a test run with --durations=0")
+    seconds.set_defaults(handler=module_seconds)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", jars)
     code: int = handler(args)

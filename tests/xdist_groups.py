@@ -28,6 +28,11 @@ import pytest
 
 GROUPS_DIR = "aclstore_xdist_groups"
 """The key of the groups folder in each worker's ``workerinput``."""
+MODULE_SECONDS = Path(__file__).with_name("module_seconds.json")
+"""How long each module's tests took in a full run (``python -m devtools module-seconds LOG``
+writes it from a ``make test`` log with ``--durations=0``): modules are handed out longest first, so that the
+run does not end with one worker alone on a long module.  A module it does not name (new)
+goes after those it names."""
 
 _controller_dir = pytest.StashKey[Path]()
 
@@ -63,6 +68,15 @@ def record_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
     os.replace(scratch, Path(folder) / f"{worker}.json")
 
 
+def module_seconds() -> dict[str, float]:
+    """:data:`MODULE_SECONDS` read ({} when absent or unreadable: collection order)."""
+    try:
+        found = json.loads(MODULE_SECONDS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
 def _group_name(mark: pytest.Mark) -> str:
     return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
 
@@ -94,9 +108,13 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
 
         def _assign_work_unit(self, node: Any) -> None:
             # A group is the longest unit (its tests share something slow to start): it is
-            # handed out first, so that the other workers' modules fill the time beside it.
+            # handed out first, then the modules longest first, so that the other workers'
+            # modules fill the time beside it and no long module starts last.
             if not self._groups_first:
                 self._groups_first = True
+                seconds = module_seconds()
+                for scope in sorted(self.workqueue, key=lambda s: seconds.get(s, 0.0)):
+                    self.workqueue.move_to_end(scope, last=False)
                 for group in sorted(set(self._read_groups().values()), reverse=True):
                     if group in self.workqueue:
                         self.workqueue.move_to_end(group, last=False)
