@@ -237,7 +237,8 @@ def test_restore_is_a_preview_then_one_guarded_request(
     history: History, page: Page, tmp_path: Path
 ) -> None:
     """Last in the module: it changes the live ACLs.  Back to just after alice was created:
-    bob and alice, no carol.  A plan made before another change is refused when confirmed."""
+    bob and alice, no carol.  A plan made before another change is refused when confirmed: a
+    binding's, or, when the plan sets a setting, that setting's."""
     node = history.node
     reference = Command(history, "history", "restore", "--offset", str(history.alice_created))
     log_in(page, node)
@@ -272,3 +273,19 @@ def test_restore_is_a_preview_then_one_guarded_request(
     assert set(live.bindings) == {BOB, ALICE}
     assert live.offset == offset
     screenshot(page, tmp_path, "changes-restored")
+
+    # a plan that sets a setting is refused when that setting was altered after the plan
+    everyone = "allow.everyone.if.no.acl.found"
+    with admin_client(node) as client:
+        client.alter_configs({everyone: "true"})
+    page.click("#restore-button")  # the bindings are as then; the setting was its default
+    _done(page, "restore-status")
+    assert _parsed(_cells(page, "#plan-rows")) == [["set", f"{everyone} = (default)"]]
+    with admin_client(node) as client:  # altered again after the plan
+        client.alter_configs({everyone: "false"})
+    page.click("#restore-confirm")
+    expect(result).to_have_attribute("data-outcome", "refused")
+    refusal = result.text_content() or ""
+    assert f"setting {everyone} set to 'false'" in refusal and "nothing written" in refusal
+    with admin_client(node) as client:
+        assert [c.value for c in client.describe_configs([everyone]).configs] == ["false"]
