@@ -275,8 +275,9 @@ class ArchiveReader:
                 selected = selected.filter(f.col("timeMs") >= from_ms)
             if to_ms is not None:
                 selected = selected.filter(f.col("timeMs") <= to_ms)
-            end = self.archived_end()
+            end = self.archived_end()  # the tail starts after it: no row above it is read here
             if wanted is None:
+                selected = selected.filter(f.col("offset") <= end)
                 if after is not None:
                     selected = selected.filter(f.col("offset") > after)
                 found = [event_of_row(r) for r in selected.orderBy("offset").collect()]
