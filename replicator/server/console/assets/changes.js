@@ -51,7 +51,7 @@ function showFeedPage(events) {
   shown.dataset.next = feedNext === null ? "" : String(feedNext);
 }
 
-// Ask the page after `cursor` (null: the first) of the range in `feedFields`.
+// Ask the page after `cursor` (null: the first) of the range in `feedFields`; whether it came.
 async function askFeedPage(cursor) {
   const fields = {...feedFields, limit: FEED_ROWS};
   if (cursor !== null) fields.after = cursor;
@@ -63,7 +63,7 @@ async function askFeedPage(cursor) {
     answer = await askHistory("events", fields, "feed-status");
   } catch (error) {
     showStatus("feed-status", error.message, "failed");
-    return;
+    return false;
   }
   feedNext = answer.next;
   showFeedPage(answer.events);
@@ -76,6 +76,7 @@ async function askFeedPage(cursor) {
     : " — no changes in this range";
   const highlighted = document.querySelector("#feed-rows tr.highlight");
   if (highlighted) highlighted.scrollIntoView({block: "center"});
+  return true;
 }
 
 async function askFeed(event) {
@@ -86,14 +87,24 @@ async function askFeed(event) {
   await askFeedPage(null);
 }
 
+let feedPaging = false;  // a page link's question is running: further clicks wait for it
+
 function pageFeed(move) {
   return async (event) => {
     event.preventDefault();
+    if (feedPaging) return;
+    const shown = feedCursors.slice();
     if (move === "next" && feedNext !== null) feedCursors.push(feedNext);
     else if (move === "previous" && feedCursors.length > 1) feedCursors.pop();
     else if (move === "first") feedCursors = [null];
     else return;
-    await askFeedPage(feedCursors[feedCursors.length - 1]);
+    feedPaging = true;
+    try {
+      // a page that did not come keeps the cursors of the one still shown
+      if (!await askFeedPage(feedCursors[feedCursors.length - 1])) feedCursors = shown;
+    } finally {
+      feedPaging = false;
+    }
   };
 }
 
