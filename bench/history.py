@@ -40,6 +40,8 @@ does not pass.  The load average is printed before, after and beside each comman
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import tempfile
 import time
 import uuid
@@ -207,6 +209,46 @@ class History:
         return self.t0_ms + (self.count // 2) * STEP_MS
 
 
+@dataclass(frozen=True, slots=True)
+class BuiltArchive:
+    """The synthetic history archived on its own: the archive's folder and the history it
+    holds (its topic, on a broker gone since; event i at log offset i)."""
+
+    location: Path
+    history: History
+
+
+def built_archive(count: int, work: Path) -> BuiltArchive:
+    """The :func:`synthetic_history` of ``count`` events produced to a fresh topic (on
+    ``KAFKA_BOOTSTRAP_SERVERS``, else a LocalKafka started here) and archived with ``aclstore
+    history archive --once`` into ``work/archive``.
+
+    With ``ACLSTORE_BENCH_CACHE=DIR`` the archive built for a count is kept under
+    ``DIR/history-archive-<count>`` (with the history's first log time) and copied from there
+    on the next call instead of being built again."""
+    cache = os.environ.get("ACLSTORE_BENCH_CACHE")
+    kept = Path(cache) / f"history-archive-{count}" if cache else None
+    location = work / "archive"
+    if kept is not None and (kept / "history.json").is_file():
+        started = time.perf_counter()
+        shutil.copytree(kept / "archive", location)
+        history = History(**json.loads((kept / "history.json").read_text()))
+        figure(f"archive of {count} events copied from {kept}", time.perf_counter() - started, "s")
+        return BuiltArchive(location, history)
+    history = History(f"bench-history-{uuid.uuid4().hex[:8]}", count, history_start_ms(count))
+    with bootstrap_or_local_broker("bench-history", heap="1g") as bootstrap:
+        rate = prefill(bootstrap, history.topic, count, history.t0_ms)
+        figure(f"prefill of {count} events (raw batched producer)", rate, "events/s")
+        archived = archive_argv(bootstrap, history, location)
+        _timed(f"aclstore history archive --once ({count} events)", archived)
+    if kept is not None:
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(location, kept / "archive")
+        fields = {"topic": history.topic, "count": history.count, "t0_ms": history.t0_ms}
+        (kept / "history.json").write_text(json.dumps(fields))
+    return BuiltArchive(location, history)
+
+
 def _question(bootstrap: str, history: History, archive: Path, *words: str) -> list[str]:
     """``aclstore history WORDS`` on the history's topic and archive, answering in JSON."""
     return aclstore_argv(
@@ -278,18 +320,22 @@ def _answers_when(history: History, own: CommandRun) -> Callable[[CommandRun], N
     return check
 
 
+def archive_argv(bootstrap: str, history: History, archive: Path) -> list[str]:
+    """``aclstore history archive --once`` of the history's topic into ``archive``."""
+    return aclstore_argv("history", "archive", "--once", "--bootstrap-servers", bootstrap,
+                         "--topic", history.topic, "--archive", str(archive))  # fmt: skip
+
+
 def measure_commands(bootstrap: str, big: History, small: History, work: Path) -> list[Target]:
     """The commands as a user types them, each a fresh process: the archive, then the questions
     with a Spark of their own and asked of a Spark Connect server (``--remote``), started once
     (its start, and the first question after it, printed apart)."""
     archive = work / "archive-cli"
-    argv = aclstore_argv("history", "archive", "--once", "--bootstrap-servers", bootstrap,
-                         "--topic", big.topic, "--archive", str(archive))  # fmt: skip
+    argv = archive_argv(bootstrap, big, archive)
     archived = _timed(f"aclstore history archive --once ({big.count} events, JVM start included)", argv)
     small_archive = work / "archive-small"
     _timed(f"aclstore history archive --once ({small.count} events)",
-           aclstore_argv("history", "archive", "--once", "--bootstrap-servers", bootstrap,
-                         "--topic", small.topic, "--archive", str(small_archive)))  # fmt: skip
+           archive_argv(bootstrap, small, small_archive))  # fmt: skip
 
     who_own = _timed("aclstore history who, a Spark of its own", _who(bootstrap, big, archive))
     _check_who("who (own Spark)", who_own, big)

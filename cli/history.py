@@ -61,6 +61,34 @@ def offset_arg(text: str) -> int:
     return value
 
 
+def after_arg(text: str) -> int:
+    """``--after``: the cursor of a page, a log offset (the previous page's ``next``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"--after {text!r} is not a log offset (an integer >= 0): give the previous page's "
+            '"next", or leave --after out for the first page'
+        )
+    return value
+
+
+def limit_arg(text: str) -> int:
+    """``--limit``: a page's size."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"--limit {text!r} is not a page size (an integer >= 1): e.g. --limit 100, or leave "
+            "it out for every event"
+        )
+    return value
+
+
 def _specific(enum_type: type[E], what: str, text: str) -> E:
     """A named member of a Kafka enum: neither UNKNOWN nor ANY (a question names one value)."""
     value = enum_type.parse(text)
@@ -148,6 +176,12 @@ def add_parser(commands: Any) -> None:
     _common(events)
     events.add_argument("--from", dest="from_ms", type=time_arg, metavar="T")
     events.add_argument("--to", dest="to_ms", type=time_arg, metavar="T")
+    events.add_argument("--after", type=after_arg, metavar="OFFSET",
+                        help="only the events with a log offset above OFFSET (a page's cursor: "
+                        'the previous page\'s "next")')  # fmt: skip
+    events.add_argument("--limit", type=limit_arg, metavar="N",
+                        help="at most N events (a page); the JSON answer is then "
+                        '{"events", "next", "offset"} (default: every event, as a plain list)')  # fmt: skip
     events.set_defaults(handler=_handler("events"))
 
     snapshot = sub.add_parser("snapshot", help="the live bindings and settings at a time or offset")
@@ -319,12 +353,18 @@ def run_archive(args: argparse.Namespace) -> int:
 
 
 def run_events(args: argparse.Namespace) -> int:
-    from cli.present.history import events_grid, events_json
+    from cli.present.history import events_grid, events_json, events_page_json
 
-    answer = history_archive(args).events(from_ms=args.from_ms, to_ms=args.to_ms)
-    _print(args, events_grid(answer.events), answer.offset, events_json(answer))
-    if args.format == "json":  # the list has no room for it; the table and csv end with it
+    answer = history_archive(args).events(
+        from_ms=args.from_ms, to_ms=args.to_ms, after=args.after, limit=args.limit
+    )
+    paged = args.after is not None or args.limit is not None
+    as_json = events_page_json(answer) if paged else events_json(answer)
+    _print(args, events_grid(answer.events), answer.offset, as_json)
+    if args.format == "json" and not paged:  # the list has no room for it; the others end with it
         print(f"(log offset {answer.offset})", file=sys.stderr)
+    if args.format != "json" and answer.next_after is not None:
+        print(f"(more follow: the next page is --after {answer.next_after})", file=sys.stderr)
     return 0
 
 

@@ -158,10 +158,14 @@ def _check_reference(reference: str, finalized: int) -> None:
 
 def _change_json(c: Change) -> dict[str, object]:
     event = c.event
+    what: dict[str, object] = (
+        {"change": "altered", "setting": c.config_name, "value": c.config_value}
+        if c.kind is ChangeKind.CONFIG
+        else {"change": "created" if c.kind is ChangeKind.CREATED else "deleted", "binding": str(c.binding)}
+    )
     return {
         "offset": c.offset,
-        "change": "created" if c.kind is ChangeKind.CREATED else "deleted",
-        "binding": str(c.binding),
+        **what,
         "actor": getattr(event, "actor", None),
         "timeMs": getattr(event, "time_ms", None) or c.timestamp_ms,
     }
@@ -172,6 +176,9 @@ def _change_text(c: Change) -> str:
     moment = datetime.fromtimestamp(int(str(j["timeMs"])) / 1000, tz=UTC)
     when = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
     who = j["actor"] or "an unknown actor (a tombstone)"
+    if c.kind is ChangeKind.CONFIG:
+        value = "its default" if c.config_value is None else repr(c.config_value)
+        return f"setting {c.config_name} set to {value} by {who} at offset {c.offset} ({when})"
     return f"{j['binding']} {j['change']} by {who} at offset {c.offset} ({when})"
 
 
@@ -449,7 +456,9 @@ class AclAdmin:
 
         With ``scope`` and ``if_scope_unchanged_since`` (an apply of a plan computed at that
         offset), nothing is written if a binding in ``scope`` was created or deleted after that
-        offset: :class:`ScopeChangedError` names each change, its actor and time.  The check
+        offset, or a setting the request alters (``configs``: a restore's ``super.users``,
+        ``allow.everyone.if.no.acl.found``) was altered after it: :class:`ScopeChangedError`
+        names each change, its actor and time.  The check
         reads the log under this admin's lock, so no write can slip in between the check and
         the append: optimistic concurrency on the log.
 
@@ -462,7 +471,8 @@ class AclAdmin:
             self._sync(deadline)
             principal = self._require(actor, host, AclOperation.ALTER, "create and delete ACLs")
             if scope is not None and if_scope_unchanged_since is not None:
-                self._check_scope_unchanged(scope, if_scope_unchanged_since, deadline)
+                self._check_scope_unchanged(scope, if_scope_unchanged_since, deadline,
+                                            settings=frozenset(configs or ()))  # fmt: skip
             changed: list[str] = []
             if configs:
                 self._require(actor, host, AclOperation.ALTER_CONFIGS, "alter configs")
@@ -495,11 +505,14 @@ class AclAdmin:
                 records_written=len(removed) + len(creations) + len(settings),
             )
 
-    def _check_scope_unchanged(self, scope: Scope, since: int, deadline: float) -> None:
+    def _check_scope_unchanged(
+        self, scope: Scope, since: int, deadline: float, *, settings: frozenset[str] = frozenset()
+    ) -> None:
         """:class:`ScopeChangedError` if a record after ``since`` creates or deletes a binding
-        in ``scope``.  Compaction keeps a key's latest record, so a key changed after ``since``
-        still has a record after it, unless it was deleted longer than the topic's
-        ``delete.retention.ms`` ago (its tombstone then is gone too)."""
+        in ``scope``, or alters one of ``settings`` (those the write sets: a plan that sets them
+        was made against their value at ``since``).  Compaction keeps a key's latest record, so
+        a key changed after ``since`` still has a record after it, unless it was deleted longer
+        than the topic's ``delete.retention.ms`` ago (its tombstone then is gone too)."""
         if since > self.state.offset:
             raise InvalidRequestError(
                 f"ifScopeUnchangedSince {since} is beyond this store's log end (offset "
@@ -520,7 +533,8 @@ class AclAdmin:
                 if record.offset >= self.state.next_offset:
                     break
                 change = fold_record(record, policy)
-                if change.binding is not None and scope.contains(change.binding):
+                in_scope = change.binding is not None and scope.contains(change.binding)
+                if in_scope or (change.kind is ChangeKind.CONFIG and change.config_name in settings):
                     changed.append(change)
             offset = records[-1].offset + 1 if records else offset
         if changed:

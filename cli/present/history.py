@@ -68,6 +68,12 @@ def events_json(answer: EventsAnswer) -> list[dict[str, Any]]:
     return [event_json(e) for e in answer.events]
 
 
+def events_page_json(answer: EventsAnswer) -> dict[str, Any]:
+    """A page of events (``--limit``/``--after``): ``events``, ``next`` (the next page's
+    ``--after``, null on the last page) and ``offset`` (the log offset the answer reflects)."""
+    return {"events": events_json(answer), "next": answer.next_after, "offset": answer.offset}
+
+
 def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "offset": snapshot.offset,

@@ -21,10 +21,12 @@ EVERY_PRINCIPAL: Final = "User:*"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EventsAnswer:
-    """The events of a range, oldest first, and the log offset the answer reflects."""
+    """The events of a range, oldest first, and the log offset the answer reflects; of a page
+    (a ``limit``), also the next page's cursor: the last offset shown, or None at the end."""
 
     events: tuple[HistoryEvent, ...]
     offset: int
+    next_after: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -113,15 +113,26 @@ class HistoryArchive:
 
     # --- the questions -----------------------------------------------------------------------
 
-    def events(self, *, from_ms: int | None = None, to_ms: int | None = None) -> EventsAnswer:
-        """Every change with log time in ``[from_ms, to_ms]`` (both optional), oldest first.
+    def events(
+        self,
+        *,
+        from_ms: int | None = None,
+        to_ms: int | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+    ) -> EventsAnswer:
+        """Every change with log time in ``[from_ms, to_ms]`` (both optional), oldest first;
+        a page of them with ``after`` (offsets strictly above it) and ``limit`` (at most that
+        many), whose ``next_after`` is the next page's ``after`` (None: the last page).
 
         Example::
 
             archive.events(from_ms=1_763_906_400_000).events[0].actor   # 'User:admin'
+            page = archive.events(limit=100)
+            archive.events(after=page.next_after, limit=100)            # the page after it
         """
-        found, offset = self._reader.events(from_ms, to_ms)
-        return EventsAnswer(events=tuple(found), offset=offset)
+        found, offset, following = self._reader.events(from_ms, to_ms, after=after, limit=limit)
+        return EventsAnswer(events=tuple(found), offset=offset, next_after=following)
 
     def snapshot(self, *, at_ms: int | None = None, offset: int | None = None) -> Snapshot:
         """The live bindings and settings at ``offset``, at time ``at_ms``, or now.

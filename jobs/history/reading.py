@@ -26,6 +26,7 @@ from jobs.common.rows import BINDING_FIELDS, event_of_row
 from jobs.common.source import LogSource
 from jobs.history.answers import EVERY_PRINCIPAL
 from jobs.history.errors import ArchiveStoppedError, BeforeHistoryError, NoHistoryError
+from jobs.history.paging import cut_page, offset_windows
 from jobs.history.questions import (
     Presence,
     applicable_names,
@@ -245,25 +246,55 @@ class ArchiveReader:
         chosen = tuple(v for v in found.values() if relevant(v))
         return Loaded(chosen, reading.offset, tuple(tail))
 
-    def events(self, from_ms: int | None, to_ms: int | None) -> tuple[list[HistoryEvent], int]:
-        """The events with log time in ``[from_ms, to_ms]`` (both optional), oldest first, and
-        the log offset they reflect."""
+    def events(
+        self,
+        from_ms: int | None,
+        to_ms: int | None,
+        *,
+        after: int | None = None,
+        limit: int | None = None,
+    ) -> tuple[list[HistoryEvent], int, int | None]:
+        """The events with log time in ``[from_ms, to_ms]`` (both optional) and offset above
+        ``after`` (optional), oldest first, at most ``limit`` of them (None: all); the log
+        offset they reflect; and the next page's cursor (None: nothing follows).
+
+        With a ``limit``, the archive is read window by window of offsets above ``after``
+        (:func:`~jobs.history.paging.offset_windows`), each read filtered on the offset column
+        and limited in Spark: Delta reads only the files whose offset statistics overlap the
+        window, and the driver collects at most ``limit + 1`` rows.
+        """
         from pyspark.sql import functions as f
 
         table = self.events_table()
         found: list[HistoryEvent] = []
         end = -1
+        wanted = None if limit is None else limit + 1
         if table is not None:
             selected = table
             if from_ms is not None:
                 selected = selected.filter(f.col("timeMs") >= from_ms)
             if to_ms is not None:
                 selected = selected.filter(f.col("timeMs") <= to_ms)
-            found = [event_of_row(r) for r in selected.orderBy("offset").collect()]
-            end = self.archived_end()
+            end = self.archived_end()  # the tail starts after it: no row above it is read here
+            if wanted is None:
+                selected = selected.filter(f.col("offset") <= end)
+                if after is not None:
+                    selected = selected.filter(f.col("offset") > after)
+                found = [event_of_row(r) for r in selected.orderBy("offset").collect()]
+            else:
+                for low, high in offset_windows(-1 if after is None else after, end, wanted):
+                    window = selected.filter((f.col("offset") > low) & (f.col("offset") <= high))
+                    rows = window.orderBy("offset").limit(wanted - len(found)).collect()
+                    found += [event_of_row(r) for r in rows]
+                    if len(found) >= wanted:
+                        break
         tail, offset = read_tail(self.source, end)
-        found += [e for e in tail if _in_range(e.time_ms, from_ms, to_ms)]
-        return found, offset
+        above = -1 if after is None else after
+        found += [e for e in tail if e.offset > above and _in_range(e.time_ms, from_ms, to_ms)]
+        if limit is None:
+            return found, offset, None
+        page, following = cut_page(found[:wanted], limit, lambda e: e.offset)
+        return page, offset, following
 
     def resolve(self, at_ms: int | None, offset: int | None) -> Point:
         """The point a question asks about: ``offset``, the last offset at or before time

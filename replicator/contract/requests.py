@@ -405,8 +405,9 @@ class AlterAclsRequest(Message):
     if_scope_unchanged_since: int | None = wire(
         LOG_OFFSET, default=None,
         description="Write only if no binding in scope was created or deleted after this log "
-        "offset (checked under the node's write lock: optimistic concurrency); else 409 naming "
-        "each change, its actor and time.",
+        "offset, and none of the settings in configs was altered after it (checked under the "
+        "node's write lock: optimistic concurrency); else 409 naming each change, its actor and "
+        "time.",
     )  # fmt: skip
 
     reference: str | None = wire(

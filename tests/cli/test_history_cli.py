@@ -65,6 +65,11 @@ def refused(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["history", "events", "--topic", "acls"], "--topic needs --bootstrap-servers"),
         (["history", "events", "--format", "xml"], "invalid choice: 'xml'"),
         (["history", "restore"], "one of the arguments --at --offset is required"),
+        (["history", "events", "--limit", "0"], "--limit '0' is not a page size"),
+        (["history", "events", "--limit", "-5"], "--limit '-5' is not a page size"),
+        (["history", "events", "--limit", "ten"], "--limit 'ten' is not a page size"),
+        (["history", "events", "--after", "-1"], "--after '-1' is not a log offset"),
+        (["history", "events", "--after", "1.5"], "leave --after out for the first page"),
         (["history"], "required: SUBCOMMAND"),
     ],
 )
@@ -269,3 +274,72 @@ def _ms(iso: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000
+
+
+@pytest.mark.spark
+def test_events_pages_concatenated_are_the_whole_answer(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``events --limit N --after OFFSET``, page after page with random sizes, on a real archive
+    and the log's tail after it: the pages put together are the unpaged answer, which is the
+    log's own events (read back from the log); each page is at most N long, and only the last
+    has no ``next``.  Small first windows make a page take several reads (:mod:`jobs.history.paging`)."""
+    import random
+
+    import jobs.history.paging
+    from store.admin import AclAdmin
+    from store.log import EmbeddedChangeLog
+
+    monkeypatch.setattr(jobs.history.paging, "FIRST_WINDOW", 1)
+    data = tmp_path / "data"
+    where = ["--data-dir", str(data), "--format", "json"]
+    clock = iter(range(1_000_000_000_000, 1_000_000_000_000 + 10**9, 1_000))
+    names = [f"t{i}" for i in range(14)]
+    with EmbeddedChangeLog(data / "log") as log:
+        admin = AclAdmin(log, super_users=["User:admin"], clock=lambda: next(clock))
+        for name in names:
+            admin.create_acls([_binding(name, "User:bob")], actor="User:admin")
+        for name in names[::3]:
+            admin.delete_acls([_binding(name, "User:bob").to_filter()], actor="User:admin")
+        admin.alter_configs({"super.users": "User:ops"}, actor="User:admin")
+    _run(capsys, "history", "archive", "--once", "--data-dir", str(data))
+    with EmbeddedChangeLog(data / "log") as log:  # the tail: written after the archive's run
+        admin = AclAdmin(log, super_users=["User:admin"], clock=lambda: next(clock))
+        admin.create_acls([_binding("late", "User:eve"), _binding("later", "User:eve")], actor="User:admin")
+        written = log.read(0)
+    logged = [r.offset for r in written]  # one event a record: a delete's tombstone is one too
+
+    whole = json.loads(_run(capsys, "history", "events", *where))
+    assert [e["offset"] for e in whole] == logged  # every event, the tail's included
+    kinds = [e["type"] for e in whole]  # hand-worked: 14 + 2 creates, 5 deletes of 2 records, a setting
+    assert [kinds.count(k) for k in ("ACL_CREATED", "ACL_DELETED", "CONFIG_ALTERED")] == [16, 10, 1]
+    times = sorted({e["time"] for e in whole})
+    ranges = [[], ["--from", times[5], "--to", times[-4]]]
+    rng = random.Random(37)
+    for window in ranges:
+        expected = json.loads(_run(capsys, "history", "events", *where, *window))
+        assert expected and (window == [] or len(expected) < len(whole))
+        pages: list[list[dict[str, object]]] = []
+        cursor: list[str] = []
+        while True:
+            limit = rng.randint(1, 9)
+            page = json.loads(_run(capsys, "history", "events", *where, *window, *cursor,
+                                   "--limit", str(limit)))  # fmt: skip
+            assert set(page) == {"events", "next", "offset"} and len(page["events"]) <= limit
+            assert page["offset"] == written[-1].offset
+            pages.append(page["events"])
+            if page["next"] is None:
+                break
+            assert len(page["events"]) == limit and page["next"] == page["events"][-1]["offset"]
+            cursor = ["--after", str(page["next"])]
+        assert [e for p in pages for e in p] == expected, window
+    # a cursor alone: everything above it, as one page
+    middle = whole[len(whole) // 2]["offset"]
+    rest = json.loads(_run(capsys, "history", "events", *where, "--after", str(middle)))
+    assert rest == {"events": [e for e in whole if e["offset"] > middle], "next": None,
+                    "offset": written[-1].offset}  # fmt: skip
+    # the table: at most N rows, and where the next page starts
+    code = cli.main(["history", "events", "--data-dir", str(data), "--limit", "3", "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0 and len(out.strip().splitlines()) == 1 + 3, out  # the header and 3 rows
+    assert f"--after {whole[2]['offset']}" in err

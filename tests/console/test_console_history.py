@@ -167,10 +167,7 @@ def test_the_feed_and_a_diff_in_the_page(history: History, page: Page, tmp_path:
     _done(page, "feed-status")
     events = reference.answer()
     shown = _parsed(_cells(page, "#feed-rows"))
-    expected = [[str(e["offset"]), e["time"], e["type"], e["actor"] or "",
-                 e["binding"] if "binding" in e else f"{e['config']['name']} = {e['config']['value']}"]
-                for e in events]  # fmt: skip
-    assert shown == expected
+    assert shown == _feed_rows(events)
     # hand-worked: the seven writes (a delete is one AclDeleted each), in the log's order
     assert [(row[0], row[2]) for row in shown] == [
         (str(history.bob_created), "ACL_CREATED"), (str(history.alice_created), "ACL_CREATED"),
@@ -196,11 +193,52 @@ def test_the_feed_and_a_diff_in_the_page(history: History, page: Page, tmp_path:
     screenshot(page, tmp_path, "changes-diff")
 
 
+def _feed_rows(events: list[dict[str, Any]]) -> list[list[Any]]:
+    """The rows the feed shows for ``history events``' events (hand-written from the fields)."""
+    return [[str(e["offset"]), e["time"], e["type"], e["actor"] or "",
+             e["binding"] if "binding" in e else f"{e['config']['name']} = {e['config']['value']}"]
+            for e in events]  # fmt: skip
+
+
+def test_the_feed_pages_as_the_command_line_pages(history: History, page: Page, tmp_path: Path) -> None:
+    """Pages of 4 (``?rows=4``): the first and the second page are ``history events --limit 4``
+    and ``--limit 4 --after <its next>`` as a user runs them; back, then on to the last page."""
+    node = history.node
+    whole = Command(history, "history", "events")
+    first = Command(history, "history", "events", "--limit", "4")
+    log_in(page, node)
+    page.goto(f"{node.url}/ui/changes?rows=4")
+    _done(page, "feed-status")
+    every, one = whole.answer(), first.answer()
+    assert one["next"] == every[3]["offset"]  # hand-worked: the fourth event's offset
+    assert _parsed(_cells(page, "#feed-rows")) == _feed_rows(one["events"]) == _feed_rows(every[:4])
+    assert page.locator("#feed-previous").is_hidden() and page.locator("#feed-first").is_hidden()
+    second = Command(history, "history", "events", "--limit", "4", "--after", str(one["next"]))
+    page.click("#feed-next")
+    _done(page, "feed-status")
+    expect(page.locator("#feed-status")).to_have_attribute("data-after", str(one["next"]))
+    two = second.answer()
+    assert _parsed(_cells(page, "#feed-rows")) == _feed_rows(two["events"]) == _feed_rows(every[4:8])
+    screenshot(page, tmp_path, "changes-feed-page-2")
+
+    page.click("#feed-previous")  # back by the remembered cursor: the first page again
+    _done(page, "feed-status")
+    expect(page.locator("#feed-status")).to_have_attribute("data-page", "1")
+    assert _parsed(_cells(page, "#feed-rows")) == _feed_rows(every[:4])
+    for _ in range(2):
+        page.click("#feed-next")
+        _done(page, "feed-status")
+    expect(page.locator("#feed-status")).to_have_attribute("data-page", "3")
+    assert _parsed(_cells(page, "#feed-rows")) == _feed_rows(every[8:])  # the ninth, the last
+    assert page.locator("#feed-next").is_hidden()
+
+
 def test_restore_is_a_preview_then_one_guarded_request(
     history: History, page: Page, tmp_path: Path
 ) -> None:
     """Last in the module: it changes the live ACLs.  Back to just after alice was created:
-    bob and alice, no carol.  A plan made before another change is refused when confirmed."""
+    bob and alice, no carol.  A plan made before another change is refused when confirmed: a
+    binding's, or, when the plan sets a setting, that setting's."""
     node = history.node
     reference = Command(history, "history", "restore", "--offset", str(history.alice_created))
     log_in(page, node)
@@ -235,3 +273,19 @@ def test_restore_is_a_preview_then_one_guarded_request(
     assert set(live.bindings) == {BOB, ALICE}
     assert live.offset == offset
     screenshot(page, tmp_path, "changes-restored")
+
+    # a plan that sets a setting is refused when that setting was altered after the plan
+    everyone = "allow.everyone.if.no.acl.found"
+    with admin_client(node) as client:
+        client.alter_configs({everyone: "true"})
+    page.click("#restore-button")  # the bindings are as then; the setting was its default
+    _done(page, "restore-status")
+    assert _parsed(_cells(page, "#plan-rows")) == [["set", f"{everyone} = (default)"]]
+    with admin_client(node) as client:  # altered again after the plan
+        client.alter_configs({everyone: "false"})
+    page.click("#restore-confirm")
+    expect(result).to_have_attribute("data-outcome", "refused")
+    refusal = result.text_content() or ""
+    assert f"setting {everyone} set to 'false'" in refusal and "nothing written" in refusal
+    with admin_client(node) as client:
+        assert [c.value for c in client.describe_configs([everyone]).configs] == ["false"]

@@ -39,7 +39,9 @@ def test_each_question_is_the_commands_arguments() -> None:
     assert who.arguments == ("--resource-type=TOPIC", "--resource-name=orders", "--operation=READ",
                              "--host=*", "--offset=12")  # fmt: skip
     assert question("who", {**RESOURCE, "at": "1700000000000"}).arguments[-1] == "--at=1700000000000"
-    assert question("events", {}).arguments == ()
+    assert question("events", {"limit": 100}).arguments == ("--limit=100",)
+    assert question("events", {"from": "0", "limit": "5", "after": 41}).arguments == (
+        "--from=0", "--limit=5", "--after=41")  # fmt: skip
     assert question("diff", {"from": "0", "to": "2026-11-27T10:00Z"}).arguments == (
         "--from=0", "--to=2026-11-27T10:00Z")  # fmt: skip
     assert question("restore", {"offset": "7"}).arguments == ("--offset=7",)
@@ -59,7 +61,7 @@ def test_the_source_names_the_log_the_archive_and_spark(tmp_path: Path) -> None:
                                f"--log-config={tmp_path / 'log.properties'}"]  # fmt: skip
     assert kafka.local_archive() is None
     assert HistorySource(data_dir=tmp_path, archive="file:///srv/h%20x").local_archive() == Path("/srv/h x")
-    argv = question("events", {}).argv(source)
+    argv = question("events", {"limit": 100}).argv(source)
     assert argv[:2] == ["history", "events"] and argv[-1] == "--format=json"
     with pytest.raises(InvalidConfigError, match="topic needs bootstrap servers"):
         HistorySource(data_dir=tmp_path, topic="acls")
@@ -81,8 +83,16 @@ def test_the_source_names_the_log_the_archive_and_spark(tmp_path: Path) -> None:
         ("who", {**RESOURCE, "offset": -1}, "offset: -1 is not a log offset"),
         ("who", {**RESOURCE, "offset": True}, "is not a log offset"),
         ("diff", {"from": "0"}, "to: required"),
-        ("events", {"from": {"x": 1}}, "from: {'x': 1} is not text"),
-        ("events", {"from": "a\nb"}, "control character"),
+        ("events", {"from": {"x": 1}, "limit": 9}, "from: {'x': 1} is not text"),
+        ("events", {"from": "a\nb", "limit": 9}, "control character"),
+        ("events", {}, "limit: None is not a page size; give an integer from 1 to 1000"),
+        ("events", {"limit": 0}, "limit: 0 is not a page size"),
+        ("events", {"limit": 1001}, "limit: 1001 is not a page size"),
+        ("events", {"limit": "x"}, "limit: 'x' is not a page size"),
+        ("events", {"limit": True}, "limit: True is not a page size"),
+        ("events", {"limit": 2.5}, "limit: 2.5 is not a page size"),
+        ("events", {"limit": 9, "after": -1}, "after: -1 is not a log offset"),
+        ("events", {"limit": 9, "after": "1.5"}, "after: '1.5' is not a log offset"),
         ("restore", {"at": "x" * 1001}, "longer than 1000"),
     ],
 )
@@ -135,7 +145,7 @@ def _gone(pid: int, timeout_s: float = 10) -> bool:
 
 def test_a_question_answers_the_commands_json(tmp_path: Path) -> None:
     runner = _runner(tmp_path, ANSWER)
-    asked = question("events", {"from": "0"})
+    asked = question("events", {"from": "0", "limit": 100})
     started = runner.ask("s1", asked)
     assert started["phase"] == "running" and started["records"] is None
     done = _until_ended(runner, "s1", started["job"])
@@ -147,17 +157,17 @@ def test_a_question_answers_the_commands_json(tmp_path: Path) -> None:
 
 def test_a_refusal_of_the_command_is_its_one_line(tmp_path: Path) -> None:
     runner = _runner(tmp_path, FAILS)
-    started = runner.ask("s1", question("events", {}))
+    started = runner.ask("s1", question("events", {"limit": 100}))
     failed = _until_ended(runner, "s1", started["job"])
     assert failed["phase"] == "failed" and failed["error"] == "time 'soon' is not a time"
 
 
 def test_a_newer_question_cancels_the_sessions_earlier_one(tmp_path: Path) -> None:
     runner = _runner(tmp_path, SLOW)
-    first = runner.ask("s1", question("events", {}))
+    first = runner.ask("s1", question("events", {"limit": 100}))
     pid = _pid(runner, first["job"])
-    other = runner.ask("s2", question("events", {}))  # another session's is untouched
-    second = runner.ask("s1", question("events", {}))
+    other = runner.ask("s2", question("events", {"limit": 100}))  # another session's is untouched
+    second = runner.ask("s1", question("events", {"limit": 100}))
     assert _gone(pid)
     with pytest.raises(UnknownJobError):
         runner.status("s1", first["job"])
@@ -172,7 +182,7 @@ def test_a_newer_question_cancels_the_sessions_earlier_one(tmp_path: Path) -> No
 
 def test_a_question_whose_page_stops_asking_is_cancelled(tmp_path: Path) -> None:
     runner = _runner(tmp_path, SLOW, idle_s=0.5)
-    started = runner.ask("s1", question("events", {}))
+    started = runner.ask("s1", question("events", {"limit": 100}))
     pid = _pid(runner, started["job"])
     assert _gone(pid)
     assert runner.running() == 0
@@ -181,31 +191,31 @@ def test_a_question_whose_page_stops_asking_is_cancelled(tmp_path: Path) -> None
 def test_an_answer_nobody_reads_is_forgotten(tmp_path: Path) -> None:
     now = [0.0]  # the runner's clock, moved by hand: nothing is cancelled while it stands
     runner = _runner(tmp_path, ANSWER, idle_s=10.0, clock=lambda: now[0])
-    unread = runner.ask("s1", question("events", {}))
+    unread = runner.ask("s1", question("events", {"limit": 100}))
     deadline = time.monotonic() + 30
     while runner._jobs[unread["job"]].phase == "running" and time.monotonic() < deadline:
         time.sleep(0.05)
     assert runner._jobs[unread["job"]].phase == "done"
     now[0] = 9.0
-    runner.ask("s2", question("events", {}))  # any question sweeps; not yet idle long enough
+    runner.ask("s2", question("events", {"limit": 100}))  # any question sweeps; not yet idle long enough
     assert unread["job"] in runner._jobs
     now[0] = 10.5
-    runner.ask("s2", question("events", {}))
+    runner.ask("s2", question("events", {"limit": 100}))
     assert unread["job"] not in runner._jobs
     runner.close()
 
 
 def test_questions_past_the_limit_are_refused_and_no_source_names_the_fix(tmp_path: Path) -> None:
     runner = _runner(tmp_path, SLOW, max_jobs=1)
-    runner.ask("s1", question("events", {}))
+    runner.ask("s1", question("events", {"limit": 100}))
     with pytest.raises(QuestionBusyError, match="1 history questions are running"):
-        runner.ask("s2", question("events", {}))
+        runner.ask("s2", question("events", {"limit": 100}))
     runner.close()
     with pytest.raises(HistoryNotConfiguredError, match="--history-archive"):
-        QuestionRunner(None).ask("s1", question("events", {}))
+        QuestionRunner(None).ask("s1", question("events", {"limit": 100}))
     missing = QuestionRunner(HistorySource(data_dir=tmp_path / "none"))
     with pytest.raises(HistoryNotConfiguredError, match="aclstore history archive --data-dir"):
-        missing.ask("s1", question("events", {}))
+        missing.ask("s1", question("events", {"limit": 100}))
 
 
 def _pid(runner: QuestionRunner, job: str) -> int:

@@ -148,3 +148,34 @@ def test_concurrent_guarded_writes_through_one_admin_are_serialised(tmp_path: Pa
         assert sorted(results) == [False] * 7 + [True]
         admin.sync()
         assert len(admin.state.bindings()) == 1
+
+
+def test_a_setting_altered_after_the_plan_refuses_a_write_that_sets_it(
+    two_admins: Callable[[], AclAdmin],
+) -> None:
+    """A restore sets ``super.users`` and ``allow.everyone.if.no.acl.found`` as they were; if
+    another writer altered one of them after the plan, nothing is written, naming the change.
+    A write that sets no setting, or another one, is not stopped by it."""
+    ci, other = two_admins(), two_admins()
+    ci.alter_configs({"super.users": "User:ops"}, actor=ADMIN)
+    planned_at = ci.sync()
+    sneaked = other.alter_configs({"allow.everyone.if.no.acl.found": "true"}, actor=MALLORY).offset
+    end = other.sync()
+    restore = {"super.users": None, "allow.everyone.if.no.acl.found": "false"}
+    with pytest.raises(ScopeChangedError) as refused:
+        ci.alter_acls(creates=[acl("orders.a")], configs=restore, actor=ADMIN, scope=SCOPE,
+                      if_scope_unchanged_since=planned_at)  # fmt: skip
+    [change] = refused.value.changes
+    assert change == {"offset": sneaked, "change": "altered", "setting": "allow.everyone.if.no.acl.found",
+                      "value": "true", "actor": MALLORY, "timeMs": change["timeMs"]}  # fmt: skip
+    assert "setting allow.everyone.if.no.acl.found set to 'true' by User:mallory" in refused.value.message
+    assert ci.sync() == end  # nothing written
+    assert ci.state.configs == {"super.users": "User:ops", "allow.everyone.if.no.acl.found": "true"}
+
+    # a write that sets only the other setting, or none, goes through
+    ci.alter_acls(configs={"super.users": None}, actor=ADMIN, scope=SCOPE,
+                  if_scope_unchanged_since=planned_at)  # fmt: skip
+    ci.alter_acls(creates=[acl("orders.a")], actor=ADMIN, scope=SCOPE,
+                  if_scope_unchanged_since=planned_at)  # fmt: skip
+    ci.sync()
+    assert set(ci.state.bindings()) == {acl("orders.a")} and "super.users" not in ci.state.configs

@@ -27,6 +27,8 @@ QUESTIONS: Final = ("when", "who", "events", "diff", "restore")
 """The ``aclstore history`` subcommands the console asks (``restore`` as its dry run only)."""
 MAX_TEXT: Final = 1000
 """The longest field value taken (a name, a principal, a time)."""
+MAX_PAGE: Final = 1000
+"""The most events one page of the feed asks for."""
 
 
 class HistoryNotConfiguredError(InvalidConfigError):
@@ -167,6 +169,21 @@ def _offset(fields: Mapping[str, Any], name: str) -> int | None:
     return number
 
 
+def _page(fields: Mapping[str, Any]) -> list[str]:
+    """The feed's page: ``limit`` (1..MAX_PAGE, required: the console never asks a whole range)
+    and the cursor ``after`` (optional: the first page without it)."""
+    limit = fields.get("limit")
+    size = 0
+    if isinstance(limit, int) and not isinstance(limit, bool):
+        size = limit
+    elif isinstance(limit, str) and limit.isdigit():
+        size = int(limit)
+    if not 1 <= size <= MAX_PAGE:
+        raise BadRequestError(f"limit: {limit!r} is not a page size; give an integer from 1 to {MAX_PAGE}")
+    after = _offset(fields, "after")
+    return [f"--limit={size}", *([] if after is None else [f"--after={after}"])]
+
+
 def _resource(fields: Mapping[str, Any]) -> list[str]:
     return [
         f"--resource-type={_named(ResourceType, 'resource type', _required(fields, 'resourceType'))}",
@@ -200,7 +217,8 @@ def question(kind: Any, fields: Any) -> Question:
     * ``when``: ``principal``, ``resourceType``, ``resourceName``, ``operation``, ``host``
       (default ``*``), optional ``from``/``to``;
     * ``who``: the resource fields and ``at`` or ``offset``;
-    * ``events``: optional ``from``/``to``;  ``diff``: ``from`` and ``to``;
+    * ``events``: ``limit`` (a page's size), optional ``after`` (the page's cursor: the
+      previous page's ``next``) and ``from``/``to``;  ``diff``: ``from`` and ``to``;
     * ``restore``: ``at`` or ``offset`` (the plan only: the write is its own request).
     """
     if kind not in QUESTIONS:
@@ -214,7 +232,7 @@ def question(kind: Any, fields: Any) -> Question:
     elif kind == "who":
         args = [*_resource(fields), *_point(fields)]
     elif kind == "events":
-        args = _range(fields)
+        args = [*_range(fields), *_page(fields)]
     elif kind == "diff":
         args = _range(fields, required=True)
     else:

@@ -93,7 +93,7 @@ def _records(answer: Any) -> int | None:
     if isinstance(answer, list):
         return len(answer)
     if isinstance(answer, dict):
-        for key in ("intervals", "allowed"):
+        for key in ("intervals", "allowed", "events"):
             if isinstance(answer.get(key), list):
                 return len(answer[key])
     return None

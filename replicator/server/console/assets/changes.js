@@ -1,12 +1,21 @@
 // The Changes page: the history's feed (who changed what, when), the diff between two points,
 // and a restore previewed as the command line's dry run, then written as one request guarded by
-// the offset the plan was made at.  The questions are the command line's (history.js).
+// the offset the plan was made at.  The questions are the command line's (history.js); the feed
+// is asked a page at a time by its cursor, as `history events --limit N --after OFFSET` pages it.
 "use strict";
 
-const FEED_ROWS = 100;
-let feed = [];
-let feedSkip = 0;
+// The feed is asked a page at a time (history events --limit --after): never a whole range.
+// `rows` in the address sets the page's size (1 to 1000).
+const FEED_ROWS = feedRows();
+let feedFields = {};
+let feedCursors = [null];  // the cursor (`after`) of each page shown so far: back is one pop
+let feedNext = null;       // the answer's `next`: the cursor of the page after this one
 let plan = null;
+
+function feedRows() {
+  const asked = Number(new URLSearchParams(window.location.search).get("rows"));
+  return Number.isInteger(asked) && asked >= 1 && asked <= 1000 ? asked : 100;
+}
 
 function eventWhat(event) {
   if (event.binding) return bindingText(event.binding);
@@ -14,11 +23,11 @@ function eventWhat(event) {
   return `${event.config.name} = ${value}`;
 }
 
-function showFeedPage() {
+function showFeedPage(events) {
   const body = document.getElementById("feed-rows");
   body.replaceChildren();
   const wanted = new URLSearchParams(window.location.search).get("offset");
-  for (const event of feed.slice(feedSkip, feedSkip + FEED_ROWS)) {
+  for (const event of events) {
     const row = document.createElement("tr");
     row.id = `event-${event.offset}`;
     row.dataset.offset = String(event.offset);
@@ -31,41 +40,71 @@ function showFeedPage() {
     if (wanted !== null && String(event.offset) === wanted) row.classList.add("highlight");
     body.appendChild(row);
   }
-  const previous = document.getElementById("feed-previous");
-  const next = document.getElementById("feed-next");
-  previous.hidden = feedSkip === 0;
-  next.hidden = feedSkip + FEED_ROWS >= feed.length;
+  const cursor = feedCursors[feedCursors.length - 1];
+  document.getElementById("feed-first").hidden = cursor === null;
+  document.getElementById("feed-previous").hidden = feedCursors.length < 2;
+  document.getElementById("feed-next").hidden = feedNext === null;
   const shown = document.getElementById("feed-status");
-  shown.dataset.count = String(feed.length);
-  const last = Math.min(feedSkip + FEED_ROWS, feed.length);
-  shown.dataset.page = `${feedSkip + 1}-${last}`;
+  shown.dataset.count = String(events.length);
+  shown.dataset.page = String(feedCursors.length);
+  shown.dataset.after = cursor === null ? "" : String(cursor);
+  shown.dataset.next = feedNext === null ? "" : String(feedNext);
+}
+
+// Ask the page after `cursor` (null: the first) of the range in `feedFields`; whether it came.
+async function askFeedPage(cursor) {
+  const fields = {...feedFields, limit: FEED_ROWS};
+  if (cursor !== null) fields.after = cursor;
+  performance.clearMarks("feed-asked");
+  performance.clearMarks("feed-shown");
+  performance.mark("feed-asked");  // the page's time is measured from here (bench console)
+  let answer;
+  try {
+    answer = await askHistory("events", fields, "feed-status");
+  } catch (error) {
+    showStatus("feed-status", error.message, "failed");
+    return false;
+  }
+  feedNext = answer.next;
+  showFeedPage(answer.events);
+  performance.mark("feed-shown");  // the page's rows are in the document
+  const status = document.getElementById("feed-status");
+  const events = answer.events;
+  status.textContent += events.length
+    ? ` — page ${feedCursors.length}: offsets ${events[0].offset} to ${events[events.length - 1].offset}` +
+      (feedNext === null ? ", the last in this range" : "")
+    : " — no changes in this range";
+  const highlighted = document.querySelector("#feed-rows tr.highlight");
+  if (highlighted) highlighted.scrollIntoView({block: "center"});
+  return true;
 }
 
 async function askFeed(event) {
   if (event) event.preventDefault();
-  const fields = formFields(document.getElementById("feed-form"));
-  try {
-    feed = await askHistory("events", fields, "feed-status");
-  } catch (error) {
-    showStatus("feed-status", error.message, "failed");
-    return;
-  }
-  feedSkip = 0;
-  const wanted = new URLSearchParams(window.location.search).get("offset");
-  const at = feed.findIndex((e) => String(e.offset) === wanted);
-  if (at >= 0) feedSkip = at - (at % FEED_ROWS);
-  showFeedPage();
-  const status = document.getElementById("feed-status");
-  status.textContent += feed.length ? ` — ${feed.length} change(s)` : " — no changes in this range";
-  const highlighted = document.querySelector("#feed-rows tr.highlight");
-  if (highlighted) highlighted.scrollIntoView({block: "center"});
+  feedFields = formFields(document.getElementById("feed-form"));
+  feedCursors = [null];
+  feedNext = null;
+  await askFeedPage(null);
 }
 
-function pageFeed(step) {
-  return (event) => {
+let feedPaging = false;  // a page link's question is running: further clicks wait for it
+
+function pageFeed(move) {
+  return async (event) => {
     event.preventDefault();
-    feedSkip = Math.max(0, Math.min(feedSkip + step, Math.max(0, feed.length - 1)));
-    showFeedPage();
+    if (feedPaging) return;
+    const shown = feedCursors.slice();
+    if (move === "next" && feedNext !== null) feedCursors.push(feedNext);
+    else if (move === "previous" && feedCursors.length > 1) feedCursors.pop();
+    else if (move === "first") feedCursors = [null];
+    else return;
+    feedPaging = true;
+    try {
+      // a page that did not come keeps the cursors of the one still shown
+      if (!await askFeedPage(feedCursors[feedCursors.length - 1])) feedCursors = shown;
+    } finally {
+      feedPaging = false;
+    }
   };
 }
 
@@ -178,8 +217,9 @@ document.addEventListener("DOMContentLoaded", () => {
     if (params.get(name) !== null) form.elements[name].value = params.get(name);
   }
   form.addEventListener("submit", askFeed);
-  document.getElementById("feed-previous").addEventListener("click", pageFeed(-FEED_ROWS));
-  document.getElementById("feed-next").addEventListener("click", pageFeed(FEED_ROWS));
+  document.getElementById("feed-first").addEventListener("click", pageFeed("first"));
+  document.getElementById("feed-previous").addEventListener("click", pageFeed("previous"));
+  document.getElementById("feed-next").addEventListener("click", pageFeed("next"));
   document.getElementById("diff-form").addEventListener("submit", askDiff);
   document.getElementById("restore-form").addEventListener("submit", previewRestore);
   document.getElementById("restore-confirm").addEventListener("click", confirmRestore);
@@ -187,5 +227,11 @@ document.addEventListener("DOMContentLoaded", () => {
     plan = null;
     document.getElementById("plan").hidden = true;
   });
-  if (params.get("feed") !== "off") askFeed();
+  if (params.get("feed") !== "off") {
+    // a link to one change (?offset=N): its page starts at it; "First page" shows what precedes
+    const wanted = Number(params.get("offset"));
+    feedFields = formFields(form);
+    feedCursors = [Number.isInteger(wanted) && wanted > 0 ? wanted - 1 : null];
+    askFeedPage(feedCursors[0]);
+  }
 });
