@@ -29,7 +29,7 @@ def test_first_path(peeked: bytes, path: str | None) -> None:
 
 
 def test_decisions_and_unreadable_starts_go_to_workers_the_rest_to_the_node() -> None:
-    assert DECISION_PATHS == {"/v1/authorize", "/v1/authorize-by-resource-type", "/v1/authorize-request"}
+    assert {"/v1/authorize", "/v1/authorize-by-resource-type", "/v1/authorize-request"} == DECISION_PATHS
     for path in DECISION_PATHS:
         assert not served_by_node(f"POST {path} HTTP/1.1\r\n".encode())
         assert not served_by_node(f"POST {path}?x=1 HTTP/1.1\r\n".encode())
