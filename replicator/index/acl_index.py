@@ -27,7 +27,7 @@ from replicator.errors import (
 )
 from replicator.index import meta
 from replicator.index.batch import IndexBatch
-from replicator.index.cache import CachedAnswers, MatchCache
+from replicator.index.cache import DEFAULT_CACHE_MAX_BYTES, CachedAnswers, MatchCache
 from replicator.index.progress import Progress
 from replicator.index.records import (
     IndexCounters,
@@ -54,7 +54,8 @@ class AclIndex(CachedAnswers):
     by a newer reader, or one that ignored too-new events under an older reader, must be
     rebuilt (:class:`IndexRebuildRequiredError`).  Writes go through :meth:`batch`; reads
     through :meth:`view`, a consistent read paired with the position it reflects.
-    ``cache_size`` bounds the in-memory cache of ``applicable_acls`` results; every batch that
+    ``cache_size`` (answers) and ``cache_max_bytes`` (their estimated memory) bound the
+    in-memory cache of ``applicable_acls`` results (:class:`MatchCache`); every batch that
     changes a binding drops the answers it can affect, so it never serves a stale one.
     """
 
@@ -64,6 +65,7 @@ class AclIndex(CachedAnswers):
         *,
         reader_version: int,
         cache_size: int = 4096,
+        cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES,
         sync_writes: bool = False,
     ) -> None:
         self.path = Path(path)
@@ -71,7 +73,7 @@ class AclIndex(CachedAnswers):
         self._db, self.tables = open_tables(self.path)
         self._write_opt = WriteOptions()
         self._write_opt.sync = sync_writes
-        self._cache = MatchCache(cache_size)
+        self._cache = MatchCache(cache_size, cache_max_bytes)
         try:
             verify_tables(self._db, self.tables, self.path)
             stored = self._load_meta()

@@ -15,6 +15,11 @@ Beside the answers it keeps the summaries of single patterns by pattern, under t
 rules (each dropped by a commit that changes its pattern), so that a pattern shared by many
 names (``*``, a broad prefix) is read from RocksDB and summarized once, not once per name.
 
+Two bounds keep its memory steady: a number of answers (and as many pattern summaries), and
+an estimate of the bytes of both (:mod:`.sizes`), which an operator sets as a memory budget.
+The number alone did not bound the memory: an answer costs a few hundred bytes or, when its
+patterns hold thousands of bindings, megabytes.
+
 Not thread-safe on its own: the index calls it under its lock.
 """
 
@@ -26,8 +31,9 @@ from collections.abc import Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from replicator.index.sizes import answer_slot_bytes, pattern_slot_bytes, summary_bytes
 from store.acl import WILDCARD_RESOURCE, PatternType
-from store.authorizer.grants import PatternAcls
+from store.authorizer.grants import PartialPatternAcls, PatternAcls
 
 CacheKey = tuple[int, str]
 """(resource type code, resource name)."""
@@ -37,6 +43,10 @@ Pattern = tuple[int, int, str]
 
 _LITERAL = int(PatternType.LITERAL)
 _PREFIXED = int(PatternType.PREFIXED)
+DEFAULT_CACHE_MAX_BYTES = 128 << 20
+"""The estimated bytes a cache holds at most by default (128 MiB; ``aclstore serve
+--replica-cache-mb``): what a process answering decisions adds to its memory once its
+cache is full."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,53 +56,171 @@ class CacheFigures:
     hits: int
     misses: int
     evicted_by_changes: int
+    bytes: int = 0
+    """The estimated bytes of what the cache holds (:mod:`.sizes`)."""
+    max_bytes: int = 0
+    patterns: int = 0
+    """Summaries of single patterns kept beside the answers."""
+    evicted_by_bounds: int = 0
+    """Answers and pattern summaries dropped to stay within ``capacity`` and ``max_bytes``."""
+
+
+class _Slot:
+    """One cached answer (its summaries) or one pattern's summary (a tuple of one)."""
+
+    __slots__ = ("bytes", "generation", "partial", "tick", "value")
+
+    def __init__(self, generation: int, value: tuple[PatternAcls, ...], tick: int, size: int) -> None:
+        self.generation = generation
+        self.value = value
+        self.tick = tick
+        """When it was last put or served: the older of the two LRU heads is evicted first."""
+        self.bytes = size
+        """The slot's own estimated bytes; its summaries are counted in ``_held``."""
+        self.partial = any(type(summary) is PartialPatternAcls for summary in value)
+
+
+class _Held:
+    """A summary some slots hold, its estimated bytes and how many slots hold it: a summary
+    shared by many answers (a prefix's, ``*``'s) is counted once."""
+
+    __slots__ = ("bytes", "holders", "summary")
+
+    def __init__(self, summary: PatternAcls) -> None:
+        self.summary = summary  # keeps its id() unique while it is held
+        self.bytes = summary_bytes(summary)
+        self.holders = 0
 
 
 class MatchCache:
-    def __init__(self, size: int) -> None:
+    """``size`` bounds the answers and, apart, the pattern summaries kept; ``max_bytes`` the
+    estimated bytes of both together (:mod:`.sizes`, each summary counted once however many
+    answers share it).  Past either bound the least recently used answer or pattern summary
+    goes first.  A partial summary grows as requests fill it: its bytes are counted again each
+    time it is served from here (and the bound applied then), so the count lags its last fill."""
+
+    def __init__(self, size: int, max_bytes: int = DEFAULT_CACHE_MAX_BYTES) -> None:
+        if size < 0 or max_bytes < 0:
+            raise ValueError(f"a cache's size and max_bytes are >= 0, got {size} and {max_bytes}")
         self._size = size
-        self._entries: OrderedDict[CacheKey, tuple[int, tuple[PatternAcls, ...]]] = OrderedDict()
+        self._max_bytes = max_bytes
+        self._entries: OrderedDict[CacheKey, _Slot] = OrderedDict()
         # The cached names of each resource type, sorted: the names under a prefix are one run.
         self._names: dict[int, list[str]] = {}
-        self._patterns: OrderedDict[Pattern, tuple[int, PatternAcls]] = OrderedDict()
+        self._patterns: OrderedDict[Pattern, _Slot] = OrderedDict()
+        self._held: dict[int, _Held] = {}
+        self._bytes = 0
+        self._tick = 0
         self.generation = 0
         self._hits = 0
         self._misses = 0
         self._invalidated = 0
+        self._evicted = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self._size > 0 and self._max_bytes > 0
 
     def get(self, generation: int, key: CacheKey) -> tuple[PatternAcls, ...] | None:
-        entry = self._entries.get(key)
-        if entry is None or entry[0] > generation:
+        slot = self._entries.get(key)
+        if slot is None or slot.generation > generation:
             self._misses += 1
             return None
         self._entries.move_to_end(key)
         self._hits += 1
-        return entry[1]
+        self._touch(slot)
+        return slot.value
 
     def put(self, generation: int, key: CacheKey, value: tuple[PatternAcls, ...]) -> None:
-        if self._size <= 0 or generation != self.generation:
+        if not self.enabled or generation != self.generation:
             return
-        if key not in self._entries:
+        old = self._entries.pop(key, None)
+        if old is None:
             bisect.insort(self._names.setdefault(key[0], []), key[1])
-        self._entries[key] = (generation, value)
-        if len(self._entries) > self._size:
-            evicted, _ = self._entries.popitem(last=False)
-            self._unlist(evicted)
+        else:
+            self._release(old)
+        self._entries[key] = self._hold(generation, value, answer_slot_bytes(key[1]))
+        self._bound()
 
     def get_pattern(self, generation: int, key: Pattern) -> PatternAcls | None:
         """The summary of one pattern read at ``generation`` or before it, if kept."""
-        entry = self._patterns.get(key)
-        if entry is None or entry[0] > generation:
+        slot = self._patterns.get(key)
+        if slot is None or slot.generation > generation:
             return None
         self._patterns.move_to_end(key)
-        return entry[1]
+        self._touch(slot)
+        return slot.value[0]
 
     def put_pattern(self, generation: int, key: Pattern, value: PatternAcls) -> None:
-        if self._size <= 0 or generation != self.generation:
+        if not self.enabled or generation != self.generation:
             return
-        self._patterns[key] = (generation, value)
-        if len(self._patterns) > self._size:
-            self._patterns.popitem(last=False)
+        old = self._patterns.pop(key, None)
+        if old is not None:
+            self._release(old)
+        self._patterns[key] = self._hold(generation, (value,), pattern_slot_bytes(key[2]))
+        self._bound()
+
+    # -- the bounds ----------------------------------------------------------------------------
+
+    def _hold(self, generation: int, value: tuple[PatternAcls, ...], size: int) -> _Slot:
+        self._tick += 1
+        slot = _Slot(generation, value, self._tick, size)
+        self._bytes += size
+        for summary in value:
+            held = self._held.get(id(summary))
+            if held is None:
+                held = self._held[id(summary)] = _Held(summary)
+                self._bytes += held.bytes
+            held.holders += 1
+        return slot
+
+    def _release(self, slot: _Slot) -> None:
+        self._bytes -= slot.bytes
+        for summary in slot.value:
+            held = self._held[id(summary)]
+            held.holders -= 1
+            if held.holders == 0:
+                del self._held[id(summary)]
+                self._bytes -= held.bytes
+
+    def _touch(self, slot: _Slot) -> None:
+        self._tick += 1
+        slot.tick = self._tick
+        if slot.partial:  # filled since it was counted, maybe
+            for summary in slot.value:
+                held = self._held[id(summary)]
+                grown = summary_bytes(summary) - held.bytes
+                held.bytes += grown
+                self._bytes += grown
+            self._bound()
+
+    def _bound(self) -> None:
+        """Evict least recently used slots until both bounds hold."""
+        entries, patterns = self._entries, self._patterns
+        while len(entries) > self._size:
+            self._evict_answer()
+        while len(patterns) > self._size:
+            self._evict_pattern()
+        while self._bytes > self._max_bytes and (entries or patterns):
+            oldest_answer = next(iter(entries.values())).tick if entries else None
+            oldest_pattern = next(iter(patterns.values())).tick if patterns else None
+            if oldest_pattern is None or (oldest_answer is not None and oldest_answer < oldest_pattern):
+                self._evict_answer()
+            else:
+                self._evict_pattern()
+
+    def _evict_answer(self) -> None:
+        key, slot = self._entries.popitem(last=False)
+        self._unlist(key)
+        self._release(slot)
+        self._evicted += 1
+
+    def _evict_pattern(self) -> None:
+        _, slot = self._patterns.popitem(last=False)
+        self._release(slot)
+        self._evicted += 1
+
+    # -- changes -------------------------------------------------------------------------------
 
     def _unlist(self, key: CacheKey) -> None:
         names = self._names[key[0]]
@@ -100,8 +228,10 @@ class MatchCache:
 
     def _drop(self, keys: Collection[CacheKey]) -> None:
         for key in keys:
-            if self._entries.pop(key, None) is not None:
+            slot = self._entries.pop(key, None)
+            if slot is not None:
                 self._unlist(key)
+                self._release(slot)
                 self._invalidated += 1
 
     def advance(self, changed: Collection[Pattern] | None) -> None:
@@ -113,7 +243,9 @@ class MatchCache:
             return
         doomed: set[CacheKey] = set()
         for pattern in changed:
-            self._patterns.pop(pattern, None)
+            slot = self._patterns.pop(pattern, None)
+            if slot is not None:
+                self._release(slot)
         for resource_type, pattern_type, name in changed:
             names = self._names.get(resource_type, [])
             if pattern_type == _LITERAL and name == WILDCARD_RESOURCE:
@@ -131,6 +263,8 @@ class MatchCache:
         self._entries.clear()
         self._names.clear()
         self._patterns.clear()
+        self._held.clear()
+        self._bytes = 0
 
     def figures(self) -> CacheFigures:
         return CacheFigures(
@@ -139,6 +273,10 @@ class MatchCache:
             hits=self._hits,
             misses=self._misses,
             evicted_by_changes=self._invalidated,
+            bytes=self._bytes,
+            max_bytes=self._max_bytes,
+            patterns=len(self._patterns),
+            evicted_by_bounds=self._evicted,
         )
 
 

@@ -26,7 +26,7 @@ from rocksdict import ReadOptions
 
 from replicator.errors import IndexOpenError
 from replicator.index import meta
-from replicator.index.cache import CachedAnswers, MatchCache, Pattern
+from replicator.index.cache import DEFAULT_CACHE_MAX_BYTES, CachedAnswers, MatchCache, Pattern
 from replicator.index.records import IndexCounters, IndexPosition, StopRecord
 from replicator.index.tables import open_secondary
 from replicator.index.view import IndexView
@@ -41,11 +41,18 @@ class FollowerIndex(CachedAnswers):
     views and the cache.
     """
 
-    def __init__(self, path: Path, secondary_path: Path, *, cache_size: int) -> None:
+    def __init__(
+        self,
+        path: Path,
+        secondary_path: Path,
+        *,
+        cache_size: int,
+        cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES,
+    ) -> None:
         self.path = path
         self._db, self.tables = open_secondary(path, secondary_path)
         self._lock = self._cache_lock = threading.Lock()
-        self._cache = MatchCache(cache_size)
+        self._cache = MatchCache(cache_size, cache_max_bytes)
         self._closed = False
         self._before_journal = ReadOptions()
         self._before_journal.set_iterate_upper_bound(meta.M_JOURNAL)
