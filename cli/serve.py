@@ -38,6 +38,11 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
         raise InvalidConfigError(
             "--topic needs --bootstrap-servers (the embedded log has no topics)"
         )
+    if not args.replica_cache_mb >= 0:  # NaN too
+        raise InvalidConfigError(
+            "--replica-cache-mb must be a number of MiB >= 0 (0 turns the cache off), "
+            f"got {args.replica_cache_mb}"
+        )
     if bool(args.tls_cert) != bool(args.tls_key):
         raise InvalidConfigError("--tls-cert and --tls-key go together")
     if args.tls_client_ca and not args.tls_cert:
@@ -55,6 +60,7 @@ def node_settings(args: argparse.Namespace) -> NodeSettings:
             max_wait_s=args.max_wait_ms / 1000.0,
             too_new_events=TooNewEvents(args.too_new_events),
             cache_size=args.replica_cache_size,
+            cache_max_bytes=round(args.replica_cache_mb * (1 << 20)),
         )
     except ValueError as exc:
         raise InvalidConfigError(str(exc)) from exc
@@ -160,6 +166,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def add_parser(commands: Any) -> None:
+    from replicator.index.cache import DEFAULT_CACHE_MAX_BYTES
     from replicator.server.node import REPLICA_CACHE_SIZE
 
     parser = commands.add_parser(
@@ -229,6 +236,15 @@ def add_parser(commands: Any) -> None:
         default=REPLICA_CACHE_SIZE,
         metavar="N",
         help="resources whose bindings the replica keeps in memory (default: %(default)s)",
+    )
+    a(
+        "--replica-cache-mb",
+        type=float,
+        default=DEFAULT_CACHE_MAX_BYTES / (1 << 20),
+        metavar="MIB",
+        help="memory budget of the answer cache of each process answering decisions (each "
+        "decision worker and the node), in MiB, estimated from what it holds; past it the least "
+        "recently used answers go (default: %(default)g)",
     )
     a(
         "--decision-workers",

@@ -44,6 +44,7 @@ from replicator.errors import (
     ReplicaStoppedError,
 )
 from replicator.index import AclIndex, CacheFigures, IndexPosition, IndexView, SkipRecord, StopRecord
+from replicator.index.cache import DEFAULT_CACHE_MAX_BYTES
 from replicator.index.listing import ListedResource
 from replicator.leases import VisibilityGate
 from replicator.tailer import Tailer, TailerSettings
@@ -75,6 +76,8 @@ class ReplicaSettings:
     max_wait_s: float = 5.0
     """Upper bound of a consistency-token wait (a call's ``timeout`` is capped by it)."""
     cache_size: int = 4096
+    cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES
+    """The answer cache's memory budget: the estimated bytes it holds at most."""
     sync_writes: bool = False
     """fsync each batch; off by default since a lost batch is simply read again from the log."""
     max_resume_age_ms: int | None = None
@@ -97,6 +100,8 @@ class ReplicaSettings:
             )
         if self.cache_size < 0:
             raise ValueError(f"cache_size must be >= 0, got {self.cache_size}")
+        if self.cache_max_bytes < 0:
+            raise ValueError(f"cache_max_bytes must be >= 0, got {self.cache_max_bytes}")
         AuthorizerConfig.from_properties(dict(self.local_config))
 
     def tailer_settings(self) -> TailerSettings:
@@ -275,6 +280,7 @@ class Replica(DecidesFromViews):
             index_dir,
             reader_version=self.settings.reader_version,
             cache_size=self.settings.cache_size,
+            cache_max_bytes=self.settings.cache_max_bytes,
             sync_writes=self.settings.sync_writes,
         )
         try:

@@ -46,6 +46,8 @@ class ReplicaFigures:
     cache_hits: int
     cache_misses: int
     cache_invalidated: int
+    cache_bytes: int
+    cache_evicted: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +141,21 @@ def _replica_metrics(f: ReplicaFigures) -> Iterator[Metric]:
         "aclstore_replica_cache_invalidated",
         "Cached answers dropped because a change applied to their resource",
         value=f.cache_invalidated,
+    )
+    yield from cache_memory_metrics(f.cache_bytes, f.cache_evicted)
+
+
+def cache_memory_metrics(held_bytes: int, evicted: int) -> Iterator[Metric]:
+    """The answer cache's estimated memory and its evictions (the node's and a worker's)."""
+    yield _gauge(
+        "aclstore_replica_cache_bytes",
+        "Estimated bytes the answer cache holds (bounded by --replica-cache-mb)",
+        held_bytes,
+    )
+    yield CounterMetricFamily(
+        "aclstore_replica_cache_evicted",
+        "Cached answers and pattern summaries dropped to stay within the cache's bounds",
+        value=evicted,
     )
 
 

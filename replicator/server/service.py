@@ -134,6 +134,8 @@ def replica_figures(status: ReplicaStatus) -> ReplicaFigures:
         cache_hits=status.cache.hits,
         cache_misses=status.cache.misses,
         cache_invalidated=status.cache.evicted_by_changes,
+        cache_bytes=status.cache.bytes,
+        cache_evicted=status.cache.evicted_by_bounds,
     )
 
 

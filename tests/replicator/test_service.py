@@ -438,6 +438,9 @@ def test_metrics_count_decisions_and_report_the_replica(raw: Raw, admin: StoreCl
     assert value("aclstore_replica_lag") == 0
     assert value("aclstore_replica_stopped_at_offset") == -1
     assert value("aclstore_replica_bindings") == len(BINDINGS)
+    # the answers for "orders" and "x" are cached: a few kB, nothing evicted at this size
+    assert 0 < value("aclstore_replica_cache_bytes") < 100_000
+    assert value("aclstore_replica_cache_evicted_total") == 0
     assert value("aclstore_audit_dropped_events_total") == 0
 
 

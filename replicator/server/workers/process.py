@@ -38,7 +38,7 @@ from replicator.server.callers import CallerPolicy
 from replicator.server.collector import WORKER_FULL_COLLECTION_S, CollectorPolicy
 from replicator.server.decisions import DecisionEndpoints, IdentityMapper
 from replicator.server.http import FORWARDED, HttpLimits, Route, SidecarHTTPServer
-from replicator.server.metrics import SidecarMetrics
+from replicator.server.metrics import SidecarMetrics, cache_memory_metrics
 from replicator.server.tls import TlsSettings
 from replicator.server.tokens import CredentialStore
 from replicator.server.workers.figures import snapshot_of, write_snapshot
@@ -122,6 +122,7 @@ class _CacheCollector(Collector):
             "Cached answers dropped because a change applied to their resource",
             value=figures.evicted_by_changes,
         )
+        yield from cache_memory_metrics(figures.bytes, figures.evicted_by_bounds)
 
 
 class DecisionWorker:
@@ -131,7 +132,10 @@ class DecisionWorker:
         self.config = config
         secondary = secondary_path(config.run_dir, config.number)
         shutil.rmtree(secondary, ignore_errors=True)  # a secondary's files are its own
-        self.index = FollowerIndex(config.index_dir, secondary, cache_size=config.replica.cache_size)
+        self.index = FollowerIndex(
+            config.index_dir, secondary, cache_size=config.replica.cache_size,
+            cache_max_bytes=config.replica.cache_max_bytes,
+        )  # fmt: skip
         self.shared = SharedState.open(state_path(config.run_dir))
         self.replica = FollowerReplica(self.index, self.shared, config.replica)
         self.metrics = SidecarMetrics()
