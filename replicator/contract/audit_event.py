@@ -106,7 +106,12 @@ class DecisionItems:
     entry is used only for the very object it was made from.  The text is ASCII without raw
     control characters, so it holds no tab or newline either."""
 
-    _MAX_BINDINGS: Final = 100_000
+    MAX_BINDINGS: Final = 4096
+    """Binding objects whose reasons are kept (all of them dropped past it).  Each entry holds
+    its binding, so the memo keeps alive the bindings the replica's cache has let go of: at
+    100,000 a decision worker whose cache turned over held up to 100 MB more than its cache,
+    growing at up to 25 MB a minute in the soak.  A few thousand hold a broker's hot bindings;
+    a reason made again costs microseconds."""
 
     def __init__(self) -> None:
         self._bindings: dict[int, tuple[AclBinding, DecisionRule, str]] = {}
@@ -120,7 +125,7 @@ class DecisionItems:
             if hit is not None and hit[0] is b and hit[1] is decision.rule:
                 reason = hit[2]
             else:
-                if len(self._bindings) >= self._MAX_BINDINGS:
+                if len(self._bindings) >= self.MAX_BINDINGS:
                     self._bindings = {}
                 reason = _reason_json(decision.rule.name, _binding_names(b))
                 self._bindings[id(b)] = (b, decision.rule, reason)

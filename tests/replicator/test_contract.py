@@ -7,6 +7,7 @@ results, and both compared with the checked-in documents field by field.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from collections.abc import Callable
@@ -321,3 +322,24 @@ def test_a_lone_escaped_surrogate_is_a_bad_request_and_a_pair_is_its_character()
     # A pair is the character it encodes (U+1F600), and a \\ud7ff escape is an ordinary one.
     assert parse_json(b'{"name": "\\ud83d\\ude00"}') == {"name": "\U0001f600"}
     assert parse_json(b'{"name": "\\ud7ff"}') == {"name": "\ud7ff"}
+
+
+def test_the_audit_items_memo_lets_go_of_the_bindings_it_no_longer_keeps() -> None:
+    """The memo of reasons holds each binding object it made one for; past its bound it drops
+    them all, so the bindings a replica's cache has evicted are freed.  20,000 bindings through
+    a memo of 4,096: 20,000 - 4 x 4,096 = 3,616 are still held after the last reset."""
+    assert DecisionItems.MAX_BINDINGS == 4096
+    items = DecisionItems()
+    made = [
+        AclBinding.of(ResourceType.TOPIC, f"memo-{i}", PatternType.LITERAL, "User:a", "*",
+                      AclOperation.READ, AclPermissionType.DENY)
+        for i in range(20_000)
+    ]  # fmt: skip
+    for b in made:
+        decision = Decision(AuthorizationResult.DENIED, DecisionRule.MATCHING_ACL, b)
+        item = items(Action(AclOperation.READ, ResourceType.TOPIC, b.name), decision)
+        assert f'"resourceName":"{b.name}"' in item
+    del made, b, decision
+    gc.collect()
+    alive = sum(1 for o in gc.get_objects() if type(o) is AclBinding and o.name.startswith("memo-"))
+    assert alive == 3616
