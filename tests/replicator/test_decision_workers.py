@@ -21,6 +21,7 @@ import pytest
 from sidecar_support import action_json, admin_client, binding, create_acls, start_node, wait_until
 
 from replicator.client import StoreClient
+from replicator.index.sizes import ANSWER_SLOT_BYTES, BINDING_BYTES, PRINCIPAL_BYTES, SUMMARY_BYTES
 from replicator.server.node import Node
 from store.acl import AclOperation, ResourceType
 
@@ -189,6 +190,11 @@ def test_metrics_add_up_every_workers_decisions(node: Node, admin: StoreClient) 
     assert f['aclstore_decision_latency_seconds_count{endpoint="authorize"}'] == len(connections) * 6
     for n in range(WORKERS):
         assert f[f'aclstore_decision_worker_applied_offset{{worker="{n}"}}'] >= written
+    # Every worker caches the answer for "counted" (one binding, one principal): the node,
+    # which answered none of these, adds up at least that much of the workers' estimates.
+    answer = ANSWER_SLOT_BYTES + len("counted") + SUMMARY_BYTES + PRINCIPAL_BYTES + BINDING_BYTES
+    assert f["aclstore_replica_cache_bytes"] >= WORKERS * answer
+    assert f["aclstore_replica_cache_evicted_total"] == 0
 
 
 def test_a_killed_worker_is_replaced_and_decisions_go_on(node: Node, admin: StoreClient) -> None:
