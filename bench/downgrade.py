@@ -254,6 +254,7 @@ def _run(size: int, tmp: Path) -> list[Target]:
 
         decisions = _Decisions(server.port, sorted(bindings))
         quiet = decisions.run(2_000)
+        figure("decisions, quiet: p50", percentile(quiet, 50), "ms")
         figure("decisions, quiet: p99", percentile(quiet, 99), "ms")
         during: list[float] = []
         thread = threading.Thread(target=lambda: during.extend(decisions.run()), daemon=True)
@@ -267,7 +268,13 @@ def _run(size: int, tmp: Path) -> list[Target]:
             raise RuntimeError(f"the gate did not refuse: {gate.returncode} {gate.stderr[-500:]!r}")
         figure("the gate (refused): wall", gate.wall_s, "s")
         figure("decisions during the gate", len(during), "")
+        figure("decisions during the gate: p50", percentile(during, 50), "ms")
         figure("decisions during the gate: max", max(during), "ms")
+        # The same bodies again with the gate over (as warm as during it): what the gate adds.
+        decisions.stop.clear()
+        after = decisions.run(min(len(during), 10_000))
+        figure("decisions after the gate, same bodies: p50", percentile(after, 50), "ms")
+        figure("decisions after the gate, same bodies: p99", percentile(after, 99), "ms")
         print(f"  load average: {load_average()}", flush=True)
     finally:
         server.stop()
