@@ -34,10 +34,11 @@ from replicator.access.analysis import (
     verdict_of,
 )
 from replicator.access.parallel import PART_SIZE
-from replicator.access.worker import PROGRESS, AnalysisError
+from replicator.access.worker import NICENESS, PROGRESS, AnalysisError
 from replicator.contract.access import AnalysisProgressAnswer, DowngradeCheckRequest, DryRunRequest
 from replicator.index.records import IndexPosition
 from replicator.index.view import IndexView
+from replicator.priority import spawn_lowered
 from store.access_stream import PREFIXED, StateChange
 from store.acl import WILDCARD_RESOURCE, AclBinding
 from store.downgrade import DowngradeVerdict
@@ -194,15 +195,17 @@ class AccessAnalyst:
             "--catch-up-to", str(offset), "--processes", str(processes),
             "--part-size", str(self.part_size),
             *(arg for user in local_super_users for arg in ("--local-super-user", user)),
-            *(["--idle"] if idle else []),
         ]  # fmt: skip
         with self._worker:  # one walk at a time: the node grows by one walk at most
             walk = _WorkerWalk(question, time.monotonic())
             with self._said:
                 self._walk = walk
             said: list[str] = []
-            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE)  # fmt: skip
+            # Below the node's decisions from its start: NICENESS lower, or for the format
+            # gate, which runs while the node decides, in the idle class (a decision never
+            # waits for the walk).  The pool of a walk in parts inherits it.
+            process = spawn_lowered(argv, nice=NICENESS, idle=idle, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
             assert process.stdin is not None and process.stdout is not None and process.stderr is not None
             hearing = threading.Thread(target=self._hear, args=(process.stderr, walk, said),
                                        name="analysis-progress", daemon=True)  # fmt: skip

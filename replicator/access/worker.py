@@ -24,7 +24,6 @@ failure is a message on stderr and exit code 1.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -63,19 +62,8 @@ from store.acl import AclBinding
 QUESTIONS = ("dry_run", "downgrade_check", "format_gate")
 CATCH_UP_TIMEOUT_S = 30.0
 NICENESS = 10
-"""How much lower the worker's CPU priority is than the node's."""
-
-
-def lower_priority(*, idle: bool) -> None:
-    """Below the node's decisions: :data:`NICENESS` lower, or with ``idle`` in Linux's idle
-    scheduling class (``SCHED_IDLE``: the CPU time no other process wants, so a decision
-    never waits for the walk; for the format gate, which runs while the node decides).  The
-    pool of a walk in parts inherits it."""
-    with contextlib.suppress(OSError, AttributeError):
-        if idle:
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-            return
-        os.nice(NICENESS)
+"""How much lower the worker's CPU priority is than the node's (the node starts it so,
+:func:`replicator.priority.spawn_lowered`; the format gate's walk in the idle class)."""
 
 
 class AnalysisError(ReplicaError):
@@ -202,10 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="processes that walk a downgrade check's parts (1: this one)")
     parser.add_argument("--part-size", type=int, default=PART_SIZE,
                         help="bindings per part, at least (with --processes above 1)")
-    parser.add_argument("--idle", action="store_true",
-                        help="run in the idle scheduling class (the format gate's walk)")
     args = parser.parse_args(argv)
-    lower_priority(idle=args.idle)
     try:
         body = json.loads(sys.stdin.buffer.read() or b"{}")
         result = answer(args.index_dir, args.question, body, catch_up_to=args.catch_up_to,

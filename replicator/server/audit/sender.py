@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, Final, Protocol
 
 from replicator.contract.audit_event import AuditEventEncoder
+from replicator.priority import spawn_lowered
 from replicator.server.audit.lines import cloud_events
 from replicator.server.audit.progress import SENT, SINK_UP, WRITTEN, Progress
 from replicator.server.audit.settings import AuditSettings
@@ -189,8 +190,9 @@ class SenderProcess:
         # The child imports this package from where this process did.
         root = str(Path(__file__).resolve().parents[3])
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-        process = subprocess.Popen(
+        process = spawn_lowered(  # background work: the node's requests come first
             [sys.executable, "-m", "replicator.server.audit"],
+            nice=self.config.settings.sender_nice,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,  # the node's standard output is its banner's; logs: stderr
             env={**os.environ, "PYTHONPATH": path},
@@ -257,8 +259,6 @@ def _run_process(config: SenderConfig, stdin: IO[bytes]) -> None:
     # a service manager's SIGTERM) lets it finish the batch in hand, as the node's end does.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, stop)
-    if config.settings.sender_nice and hasattr(os, "nice"):
-        os.nice(config.settings.sender_nice)  # background work: the node's requests come first
     sink = config.sink.open_sink()
     try:
         sender = Sender(

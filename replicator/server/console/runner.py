@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
 from replicator.contract.fields import BadRequestError, parse_json
+from replicator.priority import spawn_lowered
 from replicator.server.console.questions import (
     HistoryNotConfiguredError,
     HistorySource,
@@ -157,11 +158,10 @@ class QuestionRunner:
             now = self._clock()
             job = Job(secrets.token_urlsafe(12), session, question, now, polled=now)
             out, err = _spooled(), _spooled()
-            job.process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+            job.process = spawn_lowered(
+                argv, nice=NICENESS, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                start_new_session=True,
             )
-            with contextlib.suppress(OSError):
-                os.setpriority(os.PRIO_PROCESS, job.process.pid, NICENESS)
             self._jobs[job.id] = job
             self._by_session[session] = job.id
         threading.Thread(target=self._watch, args=(job, out, err), name=f"question-{job.id}",
