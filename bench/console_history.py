@@ -124,16 +124,22 @@ def _cli_feed(asked: Asked, after: int | None) -> float:
     return done.wall_s
 
 
-def _page_feed(page: Any, url: str, asked: Asked, after: int | None) -> float:
+def _asked_in_page(page: Any, url: str, mark: str, status_id: str) -> None:
+    """Open ``url`` and wait for the page's performance mark ``mark``, or for its question's
+    status (the element ``status_id``) to say it failed; raise unless the question answered."""
     page.goto(url)
     page.wait_for_function(
-        "() => performance.getEntriesByName('feed-shown').length > 0"
-        " || ['failed', 'cancelled'].includes(document.getElementById('feed-status').dataset.phase)",
+        f"() => performance.getEntriesByName('{mark}').length > 0"
+        f" || ['failed', 'cancelled'].includes(document.getElementById('{status_id}').dataset.phase)",
         timeout=600_000,
     )
-    status = page.locator("#feed-status")
+    status = page.locator(f"#{status_id}")
     if status.get_attribute("data-phase") != "done":
-        raise RuntimeError(f"the feed failed: {status.text_content()}")
+        raise RuntimeError(f"the page's question ({mark}) failed: {status.text_content()}")
+
+
+def _page_feed(page: Any, url: str, asked: Asked, after: int | None) -> float:
+    _asked_in_page(page, url, "feed-shown", "feed-status")
     rows = page.locator("#feed-rows tr").evaluate_all("rs => rs.map(r => r.dataset.offset)")
     found = [int(o) for o in rows]
     if found != _page_offsets(asked, after):
@@ -175,15 +181,7 @@ def _cli_round(argv: list[str], intervals: int) -> float:
 
 
 def _page_round(page: Any, url: str, intervals: int) -> float:
-    page.goto(url)
-    page.wait_for_function(
-        "() => performance.getEntriesByName('when-drawn').length > 0"
-        " || ['failed', 'cancelled'].includes(document.getElementById('when-status').dataset.phase)",
-        timeout=600_000,
-    )
-    status = page.locator("#when-status")
-    if status.get_attribute("data-phase") != "done":
-        raise RuntimeError(f"the page's when failed: {status.text_content()}")
+    _asked_in_page(page, url, "when-drawn", "when-status")
     found = page.locator("#timeline rect.interval").count()
     if found != intervals:
         raise RuntimeError(f"the page's when: {found} intervals; the writes made {intervals}")
