@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -83,15 +84,17 @@ def random_history(
 
 
 def commit_random_changes(
-    index: AclIndex, rng: random.Random, live: dict[bytes, AclBinding], offset: int
-) -> None:
-    """One to four random creates or deletes of ``live`` bindings, committed at ``offset``;
-    ``live`` (the model) follows them."""
+    index: AclIndex, rng: random.Random, live: dict[bytes, AclBinding], offset: int, *,
+    new: Callable[[random.Random], AclBinding] = random_binding, most: int = 4,
+    deletes: float = 0.35,
+) -> None:  # fmt: skip
+    """One to ``most`` random changes committed at ``offset``: each deletes one of ``live`` (a
+    share ``deletes`` of them) or creates ``new(rng)``; ``live`` (the model) follows them."""
     batch = index.batch()
-    for _ in range(rng.randint(1, 4)):
-        binding = random_binding(rng)
+    for _ in range(rng.randint(1, most)):
+        binding = new(rng)
         key = log_key(binding)
-        if rng.random() < 0.35 and live:
+        if rng.random() < deletes and live:
             key = rng.choice(sorted(live))
             batch.remove(key)
             live.pop(key)
@@ -476,17 +479,7 @@ def test_decisions_on_crowded_patterns_read_per_principal_equal_the_pure_rules(
         config = AuthorizerConfig()
         partial_seen = False
         for offset in range(1, 25):
-            batch = index.batch()
-            for _ in range(rng.randint(1, 3)):
-                binding = _crowded_binding(rng)
-                if rng.random() < 0.4 and live:
-                    key = rng.choice(sorted(live))
-                    batch.remove(key)
-                    live.pop(key)
-                else:
-                    batch.create(log_key(binding), binding)
-                    live[log_key(binding)] = binding
-            batch.commit(offset=offset, timestamp_ms=offset)
+            commit_random_changes(index, rng, live, offset, new=_crowded_binding, most=3, deletes=0.4)
             states[offset] = dict(live)
             views.append(index.view())
             for _ in range(15):
