@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replicator.server.workers.routing import DECISION_PATHS, first_path, served_by_node
+from replicator.server.workers.routing import WORKER_PATHS, first_path, served_by_node
 
 pytestmark = pytest.mark.unit
 
@@ -28,12 +28,13 @@ def test_first_path(peeked: bytes, path: str | None) -> None:
     assert first_path(peeked) == path
 
 
-def test_decisions_and_unreadable_starts_go_to_workers_the_rest_to_the_node() -> None:
-    assert {"/v1/authorize", "/v1/authorize-by-resource-type", "/v1/authorize-request"} == DECISION_PATHS
-    for path in DECISION_PATHS:
+def test_a_plugins_first_requests_and_unreadable_starts_go_to_workers_the_rest_to_the_node() -> None:
+    assert {"/v1/authorize", "/v1/authorize-by-resource-type", "/v1/authorize-request",
+            "/v1/offset/wait", "/v1/status", "/healthz", "/readyz"} == WORKER_PATHS  # fmt: skip
+    for path in WORKER_PATHS:
         assert not served_by_node(f"POST {path} HTTP/1.1\r\n".encode())
-        assert not served_by_node(f"POST {path}?x=1 HTTP/1.1\r\n".encode())
-    for path in ("/v1/acls", "/v1/acls/delete", "/metrics", "/readyz", "/ui/acls", "/v1/authorize/x",
+        assert not served_by_node(f"GET {path}?x=1 HTTP/1.1\r\n".encode())
+    for path in ("/v1/acls", "/v1/acls/delete", "/v1/configs", "/metrics", "/ui/acls", "/v1/authorize/x",
                  "/v1/authorizes"):  # fmt: skip
         assert served_by_node(f"POST {path} HTTP/1.1\r\n".encode()), path
     assert not served_by_node(b"\x16\x03\x01")
