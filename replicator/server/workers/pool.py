@@ -5,9 +5,10 @@ connections, restarting a worker that dies.
   after each commit (under the index's lock, after the batch is written), and its readiness,
   stop, failure and log end every few milliseconds.
 * :class:`DecisionWorkers` spawns ``python -m replicator.server.workers`` processes, accepts
-  every connection on the node's address and hands each whose first request is a decision
-  (or cannot be read: TLS) to the next live worker in turn; the node serves the others
-  itself (:mod:`.routing`).  A connection stays where it went to the end.  When no worker
+  every connection on the node's address and hands each whose first request is one a
+  worker takes (a decision, or what a broker's plugin asks first on its pooled connections)
+  or cannot be read (TLS) to the next live worker in turn; the node serves the others itself
+  (:mod:`.routing`).  A connection stays where it went to the end.  When no worker
   is alive the node serves the connection itself, so the address never stops answering.  A
   worker that exits on its own is restarted.
 """
