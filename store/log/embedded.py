@@ -50,6 +50,12 @@ class EmbeddedLogSettings:
             raise ValueError("min_compaction_lag_ms and delete_retention_ms must be >= 0")
 
 
+_FIRST_POLL_S: Final = 0.005
+_LAST_POLL_S: Final = 0.02
+"""A reader waiting for records polls for another process's appends this often, from the
+first to the last pause, doubling (an append through the same instance wakes it at once)."""
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -65,9 +71,11 @@ class EmbeddedChangeLog:
         self._lock = threading.Lock()
         self._grown = threading.Condition()
         self._appends = 0
+        self._busy_timeout_ms = -1
+        """The ``busy_timeout`` last set on the connection (set again only when it changes)."""
         """Commits made through this instance: a reader in this process waits on
         :attr:`_grown` for the next one instead of polling (another process's appends are
-        still found by polling, at most 20 ms apart)."""
+        still found by polling, at most :data:`_LAST_POLL_S` apart)."""
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=10.0
@@ -99,7 +107,12 @@ class EmbeddedChangeLog:
             return []
         now = _now_ms()
         with self._lock:
-            self._db.execute(f"PRAGMA busy_timeout = {max(1, int(timeout * 1000))}")
+            busy_ms = max(1, int(timeout * 1000))
+            if busy_ms > 1000:  # to 0.1 s: a caller's remaining time seldom sets it anew
+                busy_ms -= busy_ms % 100
+            if busy_ms != self._busy_timeout_ms:
+                self._db.execute(f"PRAGMA busy_timeout = {busy_ms}")
+                self._busy_timeout_ms = busy_ms
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
@@ -133,31 +146,37 @@ class EmbeddedChangeLog:
         if from_offset < 0:
             raise ValueError(f"from_offset must be >= 0, got {from_offset}")
         deadline = time.monotonic() + timeout
-        pause = 0.001
+        pause = _FIRST_POLL_S
+        checked_end = False
         while True:
             appends = self._appends  # read before the query: a commit after it wakes us
             with self._lock:
-                high = self._meta("next_offset")
-                if from_offset > high:
-                    raise LogOffsetOutOfRangeError(
-                        f"offset {from_offset} is beyond the end of {self} (next offset {high}): "
-                        "the log was replaced; rebuild from the start of the log"
-                    )
                 rows = self._db.execute(
                     "SELECT offset, key, value, timestamp_ms FROM records WHERE offset >= ? "
                     "ORDER BY offset LIMIT ?",
                     (from_offset, max_records),
                 ).fetchall()
+                if not rows and not checked_end:
+                    # Records found mean the offset is within the log; none found may mean
+                    # the log was replaced by a shorter one: checked once per call.
+                    high = self._meta("next_offset")
+                    if from_offset > high:
+                        raise LogOffsetOutOfRangeError(
+                            f"offset {from_offset} is beyond the end of {self} (next offset "
+                            f"{high}): the log was replaced; rebuild from the start of the log"
+                        )
+                    checked_end = True
             if rows or time.monotonic() >= deadline:
                 return [LogRecord(int(o), bytes(k), v, int(t)) for o, k, v, t in rows]
             with self._grown:
                 if self._appends == appends:
                     self._grown.wait(min(pause, max(0.0, deadline - time.monotonic())))
-            pause = min(pause * 2, 0.02)
+            pause = min(pause * 2, _LAST_POLL_S)
 
     def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
         with self._lock:
-            return self._meta("log_start_offset"), self._meta("next_offset")
+            found = dict(self._db.execute("SELECT name, value FROM meta").fetchall())
+        return int(found["log_start_offset"]), int(found["next_offset"])
 
     def compact(
         self,
