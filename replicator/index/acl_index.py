@@ -36,7 +36,7 @@ from replicator.index.records import (
     SkipRecord,
     StopRecord,
 )
-from replicator.index.tables import open_tables, verify_tables
+from replicator.index.tables import UNFLUSHED_BOUND_BYTES, open_tables, verify_tables
 from replicator.index.view import IndexView
 
 _UPGRADE_BATCH = 10_000
@@ -323,11 +323,14 @@ class AclIndex(CachedAnswers):
         batch refused here is simply tried again (the tailer reads from the applied offset)."""
         stat = os.statvfs(self.path)
         free = stat.f_bavail * stat.f_frsize
+        batch_bytes = wb.size_in_bytes()
+        if free >= batch_bytes + UNFLUSHED_BOUND_BYTES + SPACE_SLACK_BYTES:
+            return  # room for the batch whatever the memtables hold (the common case)
         unflushed = sum(
             family.property_int_value("rocksdb.cur-size-all-mem-tables") or 0
             for family in (self._db, self.tables.acl, self.tables.meta)
         )
-        needed = wb.size_in_bytes() + unflushed + SPACE_SLACK_BYTES
+        needed = batch_bytes + unflushed + SPACE_SLACK_BYTES
         if free < needed:
             raise IndexStorageFullError(
                 f"no space for the index in {self.path}: {free} bytes free, {needed} needed "

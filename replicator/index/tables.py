@@ -43,10 +43,22 @@ soak's 100 changes a second, for up to 64 MiB a column family before the first w
 out: ten to twenty minutes of steady growth at that rate."""
 
 
+WRITE_BUFFERS_PER_FAMILY: Final = 2
+"""Memtables a column family holds at most (one filling, one being written out; RocksDB's
+default, set explicitly because :data:`UNFLUSHED_BOUND_BYTES` relies on it)."""
+
+UNFLUSHED_BOUND_BYTES: Final = WRITE_BUFFERS_PER_FAMILY * (
+    2 * ACL_WRITE_BUFFER_BYTES + META_WRITE_BUFFER_BYTES
+)
+"""The most the memtables of an index's three column families (default, ``acl`` at the acl
+size, ``meta``) can hold not yet written out as table files."""
+
+
 def _options(*, secondary: bool = False, write_buffer: int = ACL_WRITE_BUFFER_BYTES) -> Options:
     opts = Options(raw_mode=True)
     opts.set_write_buffer_size(write_buffer)
     opts.set_db_write_buffer_size(WRITE_BUFFERS_BYTES)
+    opts.set_max_write_buffer_number(WRITE_BUFFERS_PER_FAMILY)
     if not secondary:
         opts.create_if_missing(True)
         opts.create_missing_column_families(True)
