@@ -50,7 +50,7 @@ class EmbeddedLogSettings:
             raise ValueError("min_compaction_lag_ms and delete_retention_ms must be >= 0")
 
 
-_FIRST_POLL_S: Final = 0.005
+_FIRST_POLL_S: Final = 0.01
 _LAST_POLL_S: Final = 0.02
 """A reader waiting for records polls for another process's appends this often, from the
 first to the last pause, doubling (an append through the same instance wakes it at once)."""
