@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import cast
@@ -59,6 +60,7 @@ class FollowerIndex(CachedAnswers):
         self._stored = self._read_state()
         self._prefix_lengths = meta.freeze_lengths(self._stored.lengths)
         self._catch_ups = 0
+        self._caught_up_at = time.monotonic()
 
     def _read_state(self) -> meta.StoredMeta:
         # Bounded above by the journal: the journal's pruned entries are tombstones until a
@@ -89,6 +91,7 @@ class FollowerIndex(CachedAnswers):
                 self._prefix_lengths = meta.freeze_lengths(stored.lengths)
             self._stored = stored
             self._catch_ups += 1
+            self._caught_up_at = time.monotonic()
             return stored.position
 
     def _advance_cache(self, old_seq: int, new_seq: int) -> None:
@@ -135,6 +138,11 @@ class FollowerIndex(CachedAnswers):
     @property
     def catch_ups(self) -> int:
         return self._catch_ups
+
+    @property
+    def caught_up_at(self) -> float:
+        """When (``time.monotonic()``) the follower last caught up (or opened)."""
+        return self._caught_up_at
 
     def view(self) -> IndexView:
         """A consistent read of the last catch-up, with the position it reflects."""

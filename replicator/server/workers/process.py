@@ -22,6 +22,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,12 @@ _log = logging.getLogger("aclstore.worker")
 REFRESH_S: Final = 0.05
 """How often an idle worker catches up with the node's published offset (a request catches
 up at once): keeps the follower's cache current between requests."""
+IDLE_CATCH_UP_S: Final = 5.0
+"""How often a worker catches up even when the node published nothing new.  A catch-up also
+reads the compactions the node's RocksDB has done since: until then the worker keeps the
+table files they replaced open (a secondary instance holds every file of the version it
+read), and the file system cannot free them.  After a bulk load, whose compactions run on
+after its last write, that is most of the index's size held per worker."""
 SNAPSHOT_S: Final = 1.0
 CONNECTION: Final = b"c"
 """What the node sends with each connection's descriptor."""
@@ -125,6 +132,12 @@ class _CacheCollector(Collector):
         yield from cache_memory_metrics(figures.bytes, figures.evicted_by_bounds)
 
 
+def catch_up_due(applied: int, published: int, idle_s: float) -> bool:
+    """Whether a worker's refresh catches up: behind the node's published offset, or not
+    caught up for :data:`IDLE_CATCH_UP_S`."""
+    return applied < published or idle_s >= IDLE_CATCH_UP_S
+
+
 class DecisionWorker:
     """The worker's parts, built from its config; :meth:`serve` until told to stop."""
 
@@ -179,12 +192,16 @@ class DecisionWorker:
             self.metrics.forwarded_requests.inc()
 
     def _refresh(self) -> None:
-        """Catch up when the node published more; write the figures every second."""
+        """Catch up when the node published more, or every :data:`IDLE_CATCH_UP_S` anyway;
+        write the figures every second."""
         ticks_per_snapshot = max(1, round(SNAPSHOT_S / REFRESH_S))
         tick = 0
         while not self.stopping.wait(REFRESH_S):
             with contextlib.suppress(Exception):
-                if self.index.position.offset < self.shared.offset():
+                if catch_up_due(
+                    self.index.position.offset, self.shared.offset(),
+                    time.monotonic() - self.index.caught_up_at,
+                ):  # fmt: skip
                     self.index.catch_up()
             tick += 1
             if tick % ticks_per_snapshot == 0:
