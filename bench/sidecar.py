@@ -21,7 +21,9 @@ time on shared cores), and the client's own CPU.  The load average is printed at
    round; the TARGET is the median round's p99); decisions/s in batches of 1, 10 and 100 from
    as many client processes as the node has workers (a connection stays with one worker); then
    batches of 100 without writes and while a separate process applies 100 changes/s through
-   the admin API, alternated round by round.
+   the admin API, alternated round by round; what a change costs the node's processes beside
+   the decisions (their CPU in a busy round less its decisions at the quiet CPU per decision)
+   and the writer's own CPU per change are printed.
 2. **Scaling**: the same bindings in a node with one decision worker and a node with two,
    asked alternately by two client processes with batches of 100.
 3. **Cold** (1,000,000 bindings; ``--quick``: 100,000): single decisions over names spread
@@ -501,6 +503,8 @@ def _warm(quick: bool, tmp: Path, rng: random.Random) -> tuple[list[Target], lis
         bodies = workload.bodies(100, 600, offset)
         quiet: list[_Round] = []
         busy: list[_Round] = []
+        changes: list[float] = []
+        writer_ms: list[float] = []
         before = _cache_counts(client)
         for r in range(rounds):
             for writing in ((False, True) if r % 2 == 0 else (True, False)):
@@ -514,10 +518,14 @@ def _warm(quick: bool, tmp: Path, rng: random.Random) -> tuple[list[Target], lis
                 writer.start()
                 try:
                     time.sleep(0.5)
+                    writing_process = psutil.Process(writer.pid)
+                    writer_before = _node_cpu(writing_process)
                     applied_before, round_started = applied.value, time.perf_counter()
                     busy.append(_round(server.port, node, bodies, 100, seconds, workers))
                     done = applied.value - applied_before
                     rate = done / (time.perf_counter() - round_started)
+                    changes.append(rate)
+                    writer_ms.append((_node_cpu(writing_process) - writer_before) * 1000 / max(done, 1))
                     figure("  changes applied per second", rate, "changes/s")
                 finally:
                     stop.set()
@@ -531,6 +539,14 @@ def _warm(quick: bool, tmp: Path, rng: random.Random) -> tuple[list[Target], lis
         under_writes = busy_rate / quiet_rate
         per_cpu = [median([r.rate / r.node_cpu for r in phase]) for phase in (busy, quiet)]
         figure("  ratio per node CPU-second", per_cpu[0] / per_cpu[1], "")
+        # What a change costs the node's processes beside the decisions: their CPU in a busy
+        # round less what its decisions cost at the quiet rounds' CPU per decision.
+        quiet_cost = median([r.node_cpu / r.rate for r in quiet])
+        per_change = [
+            (r.node_cpu - r.rate * quiet_cost) / c * 1000 for r, c in zip(busy, changes, strict=True)
+        ]
+        figure("  node's CPU per change under decisions (median round)", median(per_change), "ms")
+        figure("  the writer's own CPU per change (median round)", median(writer_ms), "ms")
     finally:
         server.stop()
     return [
