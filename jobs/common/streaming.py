@@ -55,11 +55,18 @@ def arrow_frame(spark: Any, table: Any) -> Any:
     Spark ships each slice inside its task, so one slice of a large table would make one huge
     task (a 500,000-event batch's table, about 80 MB, coalesced into one task ran a 2 GB local
     driver out of heap while serializing it); a slice per core keeps the tasks a core's share
-    and writes as many files as a coalesced write in parallel would."""
+    and writes as many files as a coalesced write in parallel would.
+
+    PySpark cuts the table into slices at its chunks' boundaries as well as every
+    ``rows_per_slice`` rows (``Table.to_batches``), so the table's columns are made one chunk
+    each first: a batch's table arrives in chunks of some thousand rows (the source's record
+    batches, the parser's passes), and cut there a 1,000,000-row batch became about a hundred
+    tasks, each with its file, its task and writer set-up and, on a local file system,
+    processes of Hadoop's to set the file's permissions."""
     slices = max(1, min(spark.sparkContext.defaultParallelism, table.num_rows // ROWS_PER_SLICE))
     rows_per_slice = max(1, -(-table.num_rows // slices))
     with session_conf(spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": str(rows_per_slice)}):
-        return spark.createDataFrame(table)
+        return spark.createDataFrame(table.combine_chunks())
 
 
 def idempotent_write(frame: Any, path: str, app_id: str, batch_id: int, *, mode: str = "append") -> None:
