@@ -140,14 +140,14 @@ def _times(text: pa.ChunkedArray) -> pa.Array:
 def _binding_text(bindings: pa.Array) -> pa.Array:
     """Each deciding binding as compact JSON (its fields in the schema's order, nulls left
     out), or null: the decisions table's ``binding`` column."""
-    out: list[str | None] = []
-    for one in bindings.to_pylist():
-        if one is None:
-            out.append(None)
-        else:
-            present = {k: one[k] for k in _BINDING_FIELDS if one[k] is not None}
-            out.append(json.dumps(present, ensure_ascii=False, separators=(",", ":")))
-    return pa.array(out, pa.string())
+    named = bindings.is_valid()
+    if bindings.null_count == len(bindings):  # no decision of the batch names a binding
+        return pa.nulls(len(bindings), pa.string())
+    texts = []
+    for one in bindings.filter(named).to_pylist():
+        present = {k: one[k] for k in _BINDING_FIELDS if one[k] is not None}
+        texts.append(json.dumps(present, ensure_ascii=False, separators=(",", ":")))
+    return pc.replace_with_mask(pa.nulls(len(bindings), pa.string()), named, pa.array(texts, pa.string()))
 
 
 def decision_rows(records: pa.Table) -> pa.Table:
@@ -156,7 +156,8 @@ def decision_rows(records: pa.Table) -> pa.Table:
     was decided and why, ``aclOffset`` (the change-log offset the decision reflects) and
     ``auditOffset`` (the record's offset in the audit log).  Records of another event type,
     tombstones and values that are not JSON events are left out."""
-    present = records.filter(pc.is_valid(records["value"]))
+    values = records["value"]
+    present = records if values.null_count == 0 else records.filter(pc.is_valid(values))
     events = _events(present["value"].combine_chunks())
     data = events["data"].combine_chunks()
     reason = data.field("reason")
@@ -167,7 +168,8 @@ def decision_rows(records: pa.Table) -> pa.Table:
         "aclOffset": data.field("offset"), "auditOffset": present["offset"],
     }, schema=DECISION_ARROW_SCHEMA)  # fmt: skip
     wanted = pc.fill_null(pc.starts_with(events["type"], DECISION_TYPE_PREFIX), False)
-    return rows.filter(wanted)
+    # Nearly every batch is decisions only: then the rows are kept without a copy.
+    return rows if pc.all(wanted).as_py() else rows.filter(wanted)
 
 
 def _hex_values(ids: pa.Array) -> Any:

@@ -44,7 +44,7 @@ def session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
                 spark.conf.set(key, value)
 
 
-ROWS_PER_SLICE: Final = 100_000
+ROWS_PER_SLICE: Final = 10_000
 """The fewest rows of a slice of :func:`arrow_frame`, but for the last."""
 
 
@@ -62,10 +62,18 @@ def arrow_frame(spark: Any, table: Any) -> Any:
     each first: a batch's table arrives in chunks of some thousand rows (the source's record
     batches, the parser's passes), and cut there a 1,000,000-row batch became about a hundred
     tasks, each with its file, its task and writer set-up and, on a local file system,
-    processes of Hadoop's to set the file's permissions."""
+    processes of Hadoop's to set the file's permissions.
+
+    The slices are always an RDD's partitions, read in the tasks: below
+    ``spark.sql.execution.arrow.localRelationThreshold`` (48 MB) Spark would instead make
+    every row in the driver's thread, keep them in the plan (a ``LocalRelation``, which each
+    analyzer and optimizer rule walks row by row) and ship them inside the tasks; an audit
+    batch of 100,000 events cost seconds of the driver's CPU so."""
     slices = max(1, min(spark.sparkContext.defaultParallelism, table.num_rows // ROWS_PER_SLICE))
     rows_per_slice = max(1, -(-table.num_rows // slices))
-    with session_conf(spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": str(rows_per_slice)}):
+    settings = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(rows_per_slice),
+                "spark.sql.execution.arrow.localRelationThreshold": "0"}  # fmt: skip
+    with session_conf(spark, settings):
         return spark.createDataFrame(table.combine_chunks())
 
 

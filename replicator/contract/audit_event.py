@@ -146,11 +146,15 @@ def _binding_names(b: AclBinding) -> list[str]:
 
 
 def _reason_json(rule: str, binding: Sequence[str] | None) -> str:
-    """The ``reason`` object as compact JSON (as :func:`reason_json` gives it)."""
-    reason: dict[str, Any] = {"rule": rule, "description": DecisionRule[rule].value}
-    if binding is not None:
-        reason["binding"] = dict(zip(_BINDING_FIELDS, binding, strict=True))
-    return json.dumps(reason, separators=(",", ":"))
+    """The ``reason`` object as compact JSON, as :func:`reason_json` gives it through
+    ``json.dumps`` (ASCII, the same escapes), joined from its parts: a request whose decision
+    names a binding the memo does not hold makes it on the request path, where building and
+    dumping dictionaries took about twenty times as long."""
+    head = '{"rule":' + _json_string(rule) + ',"description":' + _RULE_DESCRIPTIONS[rule]
+    if binding is None:
+        return head + "}"
+    fields = ",".join([key + _json_string(value) for key, value in zip(_BINDING_KEYS, binding, strict=True)])
+    return head + ',"binding":{' + fields + "}}"
 
 
 def _names(kind: type[enum.Enum]) -> dict[Any, str]:
@@ -270,6 +274,8 @@ _BINDING_FIELDS: Final = (
     "permissionType",
 )  # fmt: skip
 _json_string: Final = encode_basestring_ascii
+_BINDING_KEYS: Final = tuple(f"{_json_string(name)}:" for name in _BINDING_FIELDS)
+_RULE_DESCRIPTIONS: Final = {rule.name: _json_string(rule.value) for rule in DecisionRule}
 
 
 def audit_event_schema() -> dict[str, Any]:

@@ -205,6 +205,37 @@ def test_decision_rows_from_encoded_events() -> None:
     assert got[2]["resourceName"] == odd_name and got[2]["time"] == got[1]["time"]
 
 
+def test_decision_rows_of_a_batch_of_decisions_only() -> None:
+    """A batch of decision events only (no tombstone, no other type: what the job nearly always
+    reads) gives the rows the same events give among a tombstone and another event type, the
+    offsets aside; each binding's text is on its own decision's row, by hand."""
+    binding = AclBinding.of(ResourceType.GROUP, "g-", PatternType.PREFIXED, "User:ann", "*",
+                            AclOperation.READ, AclPermissionType.DENY)  # fmt: skip
+    by_acl = Decision(AuthorizationResult.DENIED, DecisionRule.MATCHING_ACL, binding)
+
+    def event(number: int, decision: Decision) -> bytes:
+        return encode_audit_event(audit_event(
+            event_id=f"e{number}", source="aclstore://n1", time_ns=1_700_000_000_000_000_000 + number,
+            principal="User:ann", host="10.0.0.2",
+            action=Action(AclOperation.READ, ResourceType.GROUP, f"g-{number}"), decision=decision, offset=3,
+        ))  # fmt: skip
+
+    other = json.dumps({**json.loads(event(9, DENIED)), "type": "io.example.other"}).encode()
+    for chosen in ([by_acl, DENIED, by_acl, ALLOWED], [DENIED, ALLOWED, DENIED]):
+        events: list[bytes | None] = [event(n, d) for n, d in enumerate(chosen)]
+        alone = decision_rows(records(events)).to_pylist()
+        among = decision_rows(records([None, *events, other])).to_pylist()
+        assert [{**r, "auditOffset": r["auditOffset"] + 1} for r in alone] == among
+        assert [r["id"] for r in alone] == [f"e{n}" for n in range(len(chosen))]
+        named = [None if r["binding"] is None else json.loads(r["binding"]) for r in alone]
+        assert named == [
+            {"resourceType": "GROUP", "resourceName": "g-", "patternType": "PREFIXED",
+             "principal": "User:ann", "host": "*", "operation": "READ", "permissionType": "DENY"}
+            if d is by_acl else None
+            for d in chosen
+        ]  # fmt: skip
+
+
 def test_minute_rows_count_each_key_in_the_minute_of_its_time() -> None:
     m = D.replace(minute=7)
     rows = decisions([

@@ -343,3 +343,37 @@ def test_the_audit_items_memo_lets_go_of_the_bindings_it_no_longer_keeps() -> No
     gc.collect()
     alive = sum(1 for o in gc.get_objects() if type(o) is AclBinding and o.name.startswith("memo-"))
     assert alive == 3616
+
+
+def test_an_audit_items_reason_is_the_answers_reason_as_json_dumps_writes_it() -> None:
+    """The reason a spool item carries is joined from its parts: for every rule, with and
+    without a binding whose names hold quotes, backslashes, control characters, non-ASCII
+    letters and a character beyond the BMP, it is ``json.dumps`` of the reason the authorize
+    answer gives (``reason_json``), byte for byte."""
+    import random
+
+    rng = random.Random(7)
+    alphabet = ['"', "\\", "/", "\x00", "\x1f", "\t", "\n", "\u00e9", "\u2028", "\U0001f600", "a", "-", "*"]
+
+    def name() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 12)))
+
+    items = DecisionItems()
+    for rule in DecisionRule:
+        for _ in range(20):
+            b = AclBinding.of(ResourceType.TOPIC, name(), PatternType.PREFIXED, f"User:{name()}", name(),
+                              AclOperation.WRITE, AclPermissionType.DENY)  # fmt: skip
+            for decision in (Decision(AuthorizationResult.DENIED, rule, b),
+                             Decision(AuthorizationResult.DENIED, rule)):  # fmt: skip
+                item = items(Action(AclOperation.WRITE, ResourceType.TOPIC, "t"), decision)
+                reason = item.split("\x1f")[4]
+                expected = json.dumps(answers.reason_json(decision), separators=(",", ":"))
+                assert (reason if reason.startswith("{") else reason_of_rule(rule)) == expected
+
+
+def reason_of_rule(rule: DecisionRule) -> str:
+    """The reason of a decision that names no binding, as the sender makes it of the item's
+    rule name."""
+    item = f'READ\x1fTOPIC\x1fLITERAL\x1fDENIED\x1f{rule.name}\x1f"t"'
+    fragment = AuditEventEncoder("s").fragment_of_item(item.encode())
+    return fragment.split(b'"reason":', 1)[1].decode()

@@ -1,4 +1,5 @@
-"""An Arrow table on the driver as a DataFrame: a slice per core, whatever its chunks."""
+"""An Arrow table on the driver as a DataFrame: a slice per core, whatever its chunks, read in
+the tasks."""
 
 from __future__ import annotations
 
@@ -22,23 +23,24 @@ def chunked(rows: int, chunk_rows: int) -> pa.Table:
     return pa.concat_tables(parts)
 
 
+def rows_per_partition(frame: Any) -> list[int]:
+    """How many rows each partition of ``frame`` holds."""
+    return list(frame.rdd.glom().map(len).collect())
+
+
 def test_a_table_in_many_chunks_is_a_slice_per_core(spark: Any) -> None:
-    """A table of 2.5 slices' rows in 10,000-row chunks is two partitions of rows (two cores),
-    not one per chunk; a small one at most one per core (Spark may spread a single slice over
-    the cores); the rows are the table's, in order."""
-    cores = spark.sparkContext.defaultParallelism
-    assert cores == 2
-    large = chunked(ROWS_PER_SLICE * 5 // 2, 10_000)
+    """250,000 rows in 25 chunks are two partitions of half each (two cores), not one per
+    chunk; fewer rows than two slices' are one partition; the rows are the table's, in
+    order.  A small table is an RDD's partition too, not rows kept in the plan (which Spark
+    spreads over every core)."""
+    assert spark.sparkContext.defaultParallelism == 2
+    large = chunked(250_000, 10_000)
     assert large["n"].num_chunks == 25
     frame = arrow_frame(spark, large)
-    assert rows_per_partition(frame) == [large.num_rows // 2] * 2
+    assert rows_per_partition(frame) == [125_000, 125_000]
     assert [r["n"] for r in frame.select("n").collect()] == list(range(large.num_rows))
-    small = chunked(30_000, 1_000)
+    small = chunked(ROWS_PER_SLICE + ROWS_PER_SLICE // 2, 100)
     frame = arrow_frame(spark, small)
-    assert len(rows_per_partition(frame)) <= cores and sum(rows_per_partition(frame)) == small.num_rows
+    assert rows_per_partition(frame) == [small.num_rows]
     assert frame.toArrow().equals(small.combine_chunks())
-
-
-def rows_per_partition(frame: Any) -> list[int]:
-    """How many rows each partition of ``frame`` holds, the empty ones left out."""
-    return [n for n in frame.rdd.glom().map(len).collect() if n]
+    assert "LocalTableScan" not in frame._jdf.queryExecution().executedPlan().toString()
