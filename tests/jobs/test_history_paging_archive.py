@@ -50,8 +50,11 @@ def test_pages_are_slices_of_the_answer_and_read_only_their_files(
     source = LogSource.embedded(tmp_path / "log")
     location = str(tmp_path / "archive")
     with EmbeddedChangeLog(tmp_path / "log") as log:
-        log.append([(r.key, r.value) for r in records[:archived]])
-        run_archive(spark, source, location, str(tmp_path / "cp"), once=True, max_records_per_batch=100)
+        # two runs of the archive, 200 records each: at least two files of disjoint offsets
+        # (one batch's rows may be written as a single file)
+        for start in range(0, archived, 200):
+            log.append([(r.key, r.value) for r in records[start : start + 200]])
+            run_archive(spark, source, location, str(tmp_path / "cp"), once=True)
         log.append([(r.key, r.value) for r in records[archived:]])
     archive = HistoryArchive.for_path(spark, location, source=source)
     whole = archive.events()
