@@ -71,11 +71,11 @@ class EmbeddedChangeLog:
         self._lock = threading.Lock()
         self._grown = threading.Condition()
         self._appends = 0
-        self._busy_timeout_ms = -1
-        """The ``busy_timeout`` last set on the connection (set again only when it changes)."""
         """Commits made through this instance: a reader in this process waits on
         :attr:`_grown` for the next one instead of polling (another process's appends are
         still found by polling, at most :data:`_LAST_POLL_S` apart)."""
+        self._busy_timeout_ms = -1
+        """The ``busy_timeout`` last set on the connection (set again only when it changes)."""
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=10.0
