@@ -89,6 +89,7 @@ class AclIndex(CachedAnswers):
         self._prefix_lengths = meta.freeze_lengths(stored.lengths)
         self._skips = stored.skips
         self._journal_seq = stored.journal_seq
+        self._shape = stored.shape
         self.before_visible: Callable[[int], None] | None = None
         """Called with a batch's offset before the batch becomes visible (see
         :class:`replicator.leases.VisibilityGate`); it may wait, never under the read lock."""
@@ -101,6 +102,7 @@ class AclIndex(CachedAnswers):
 
     def _load_meta(self) -> meta.StoredMeta:
         stored = meta.decode_meta(self._read_meta())
+        versions_written = stored.layout != meta.INDEX_LAYOUT_VERSION
         if stored.layout is None:
             probe = self.tables.acl.iter()
             probe.seek_to_first()
@@ -123,7 +125,15 @@ class AclIndex(CachedAnswers):
                 f"reads layout {meta.INDEX_LAYOUT_VERSION}; delete the directory to rebuild it "
                 "from the compacted log"
             )
-        self._check_reader_version(stored)
+        versions_written = self._check_reader_version(stored) or versions_written
+        if versions_written or not meta.head_matches(self.tables.meta.get(meta.M_HEAD), stored):
+            # A version written, or an index last written before the head existed: the head
+            # and a new shape, so that a follower's quick reads start from what is stored.
+            wb = WriteBatch(raw_mode=True)
+            meta.put_head(wb, self.tables.meta_cf, stored.position, stored.counters, stored.anchor)
+            meta.put_shape(wb, self.tables.meta_cf, stored.shape + 1)
+            self._db.write(wb, self._write_opt)
+            stored = meta.decode_meta(self._read_meta())
         return stored
 
     def _add_order_table(self) -> None:
@@ -154,7 +164,9 @@ class AclIndex(CachedAnswers):
     def _read_meta(self) -> dict[bytes, bytes]:
         return cast(dict[bytes, bytes], dict(self.tables.meta.items()))  # raw mode: bytes only
 
-    def _check_reader_version(self, stored_meta: meta.StoredMeta) -> None:
+    def _check_reader_version(self, stored_meta: meta.StoredMeta) -> bool:
+        """Refuse an index this reader cannot trust; True if it recorded this reader's
+        version (an older reader's index, nothing ignored)."""
         stored = self.reader_version if stored_meta.reader is None else stored_meta.reader
         ignored = stored_meta.counters.ignored_events
         if stored > self.reader_version:
@@ -173,6 +185,8 @@ class AclIndex(CachedAnswers):
             )
         if stored != self.reader_version:
             self.tables.meta.put(meta.M_READER, meta.pack_i64(self.reader_version))
+            return True
+        return False
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -207,6 +221,11 @@ class AclIndex(CachedAnswers):
     def journal_seq(self) -> int:
         """The number of the last commit that changed bindings (:func:`meta.put_journal`)."""
         return self._journal_seq
+
+    @property
+    def shape(self) -> int:
+        """The shape sequence last written (:data:`meta.M_SHAPE`)."""
+        return self._shape
 
     def skips(self) -> list[SkipRecord]:
         """Every operator skip this index has recorded, oldest offset first."""
@@ -255,7 +274,9 @@ class AclIndex(CachedAnswers):
         meta.put_stop(wb, self.tables.meta_cf, stop)
         with self._progress.cond:
             self._check_open()
+            meta.put_shape(wb, self.tables.meta_cf, self._shape + 1)
             self._db.write(wb, self._write_opt)
+            self._shape += 1
             self._progress.stopped = stop
             self._progress.cond.notify_all()
 
@@ -298,6 +319,8 @@ class AclIndex(CachedAnswers):
             self._check_open()
             self._db.write(wb, self._write_opt)
             progress.position = position
+            if batch.shaped:
+                self._shape += 1
             if anchor is not None:
                 self._anchor = anchor
             if batch.changed_bindings:

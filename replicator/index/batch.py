@@ -48,6 +48,8 @@ class BatchTarget(Protocol):
     def config(self) -> Mapping[str, str]: ...
     @property
     def journal_seq(self) -> int: ...
+    @property
+    def shape(self) -> int: ...
 
     def commit_batch(
         self, batch: IndexBatch, wb: WriteBatch, position: IndexPosition, anchor: LogAnchor | None
@@ -72,6 +74,9 @@ class IndexBatch:
         self.changed_bindings = False
         self.changed_patterns: set[Pattern] | None = set()
         self.skip_record: SkipRecord | None = None
+        self.shaped = False
+        """Whether the commit changed what the index's head does not say (:data:`meta.M_SHAPE`):
+        set by :meth:`commit`."""
         counters = index.counters
         self._bindings = counters.bindings
         self._ignored = counters.ignored_events
@@ -217,8 +222,14 @@ class IndexBatch:
         """
         cf = self._index.tables.meta_cf
         lengths = self._index.prefix_length_counts
+        shaped = bool(self.config_set or self.config_removed or self.skip_record is not None)
         for key, delta in self.length_deltas.items():
-            meta.put_prefix_length(self._wb, cf, key, lengths.get(key, 0) + delta)
+            before = lengths.get(key, 0)
+            meta.put_prefix_length(self._wb, cf, key, before + delta)
+            shaped = shaped or (before > 0) != (before + delta > 0)  # a length into or out of use
+        if shaped:
+            meta.put_shape(self._wb, cf, self._index.shape + 1)
+        self.shaped = shaped
         position = IndexPosition(offset=offset, timestamp_ms=timestamp_ms)
         meta.put_position(self._wb, cf, position, self.counters, anchor)
         if self.changed_bindings:

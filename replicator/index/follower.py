@@ -12,6 +12,13 @@ exact across a catch-up without emptying it, it reads the change journal the wri
 the same batches (:func:`.meta.put_journal`): the patterns each commit changed, dropped from
 the cache as the writer drops them from its own.  A follower further behind than the journal
 reaches empties its cache instead.
+
+After a catch-up it reads three keys, not the whole state: the head (position, counters and
+anchor of the last commit), the journal's number and the shape sequence.  While the shape
+sequence is the one of its last full read, nothing else it keeps can have changed (the writer
+raises it with every setting, skip, stop, version and prefix length coming into or out of use);
+otherwise it reads every key again.  The prefix lengths' counts it keeps are those of its last
+full read: a follower uses only which lengths are in use.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import gc
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -58,6 +66,8 @@ class FollowerIndex(CachedAnswers):
         self._before_journal = ReadOptions()
         self._before_journal.set_iterate_upper_bound(meta.M_JOURNAL)
         self._stored = self._read_state()
+        self.full_reads = 1
+        """How many catch-ups read every key of the state (the others read three)."""
         self._prefix_lengths = meta.freeze_lengths(self._stored.lengths)
         self._catch_ups = 0
         self._caught_up_at = time.monotonic()
@@ -76,6 +86,25 @@ class FollowerIndex(CachedAnswers):
             )
         return stored
 
+    def _read_head(self) -> meta.StoredMeta | None:
+        """The state from the head, if the shape sequence says the rest of the last full read
+        still holds; None when every key must be read."""
+        last = self._stored
+        if last.shape < 0 or last.stopped is not None:
+            return None
+        head, journal_seq, shape = cast(
+            list[bytes | None], self.tables.meta.get([meta.M_HEAD, meta.M_JOURNAL_SEQ, meta.M_SHAPE])
+        )
+        if head is None or meta.unpack_i64(shape, -1) != last.shape:
+            return None
+        position, counters, anchor = meta.decode_head(head)
+        if anchor is None or position.offset < last.position.offset:
+            return None  # a commit without an anchor (a skip), or not what this follower read
+        return replace(
+            last, position=position, counters=counters, anchor=anchor,
+            journal_seq=meta.unpack_i64(journal_seq, 0),
+        )  # fmt: skip
+
     # -- following the writer ------------------------------------------------------------------
 
     def catch_up(self) -> IndexPosition:
@@ -83,7 +112,10 @@ class FollowerIndex(CachedAnswers):
         with self._lock:
             self._check_open()
             self._db.try_catch_up_with_primary()
-            stored = self._read_state()
+            stored = self._read_head()
+            if stored is None:
+                stored = self._read_state()
+                self.full_reads += 1
             old_seq, new_seq = self._stored.journal_seq, stored.journal_seq
             if new_seq != old_seq:
                 self._advance_cache(old_seq, new_seq)
@@ -99,6 +131,10 @@ class FollowerIndex(CachedAnswers):
         generation per commit; all of them when the journal no longer holds one."""
         if new_seq < old_seq or new_seq - old_seq > meta.JOURNAL_KEPT:
             self._cache.advance(None)
+            return
+        if new_seq == old_seq + 1:  # the common case: one get, no iterator
+            entry: bytes | None = self.tables.meta.get(meta.M_JOURNAL + meta.pack_i64(new_seq))
+            self._cache.advance(None if entry is None else meta.decode_journal(entry)[1])
             return
         start = meta.M_JOURNAL + meta.pack_i64(old_seq + 1)
         through = ReadOptions()

@@ -24,6 +24,7 @@ INDEX_LAYOUT_VERSION = 2
 order), which opening a layout-1 index writes from its ``B`` table; any other layout is rebuilt."""
 
 _I64 = struct.Struct(">q")
+_HEAD = struct.Struct(">qqqqq")  # offset, timestamp, bindings, ignored events, skipped records
 _LEN = struct.Struct(">BI")  # resource type code, name length (the prefix-length counters)
 
 M_OFFSET = b"applied_offset"
@@ -38,6 +39,14 @@ _M_ANCHOR = b"anchor"
 _M_CONFIG = b"config/"
 _M_PREFIX_LEN = b"plen/"
 _M_SKIP = b"skip/"
+M_HEAD = b"head"
+"""The position, counters and anchor of the last commit in one value (:func:`put_position`,
+:func:`decode_head`): what a follower reads after each catch-up instead of every key."""
+M_SHAPE = b"shape"
+"""The shape sequence: a number the writer raises in every batch that changes what the head
+does not say (a setting, the prefix lengths in use, a skip, a stop record, the versions), so
+that a follower whose sequence still stands knows the rest of its last full read holds
+(:func:`put_shape`)."""
 M_JOURNAL_SEQ = b"zch_seq"
 M_JOURNAL = b"zchg/"
 """The change journal (:func:`put_journal`): keys after every other meta key, so that a reader
@@ -72,6 +81,8 @@ class StoredMeta:
     skips: list[SkipRecord]
     journal_seq: int = 0
     """The number of the last commit the change journal holds (0: none yet)."""
+    shape: int = -1
+    """The shape sequence (:data:`M_SHAPE`; -1: never written)."""
 
 
 def decode_meta(meta: Mapping[bytes, bytes]) -> StoredMeta:
@@ -101,21 +112,28 @@ def decode_meta(meta: Mapping[bytes, bytes]) -> StoredMeta:
             ignored_events=unpack_i64(meta.get(_M_IGNORED), 0),
             skipped_records=unpack_i64(meta.get(_M_SKIPPED), 0),
         ),
-        anchor=(
-            None
-            if anchor is None
-            else LogAnchor(
-                offset=unpack_i64(anchor[:8], -1),
-                timestamp_ms=unpack_i64(anchor[8:16], -1),
-                key=anchor[16:],
-            )
-        ),
+        anchor=None if anchor is None else _unpack_anchor(anchor),
         stopped=StopRecord(**json.loads(stopped)) if stopped else None,
         config=config,
         lengths=lengths,
         skips=skips,
         journal_seq=unpack_i64(meta.get(M_JOURNAL_SEQ), 0),
+        shape=unpack_i64(meta.get(M_SHAPE), -1),
     )
+
+
+def _unpack_anchor(packed: bytes) -> LogAnchor:
+    offset, timestamp_ms = unpack_i64(packed[:8], -1), unpack_i64(packed[8:16], -1)
+    return LogAnchor(offset=offset, timestamp_ms=timestamp_ms, key=packed[16:])
+
+
+def decode_head(value: bytes) -> tuple[IndexPosition, IndexCounters, LogAnchor | None]:
+    """The position, counters and anchor of a :data:`M_HEAD` value."""
+    offset, timestamp_ms, bindings, ignored, skipped = _HEAD.unpack_from(value)
+    rest = value[_HEAD.size :]
+    anchor = _unpack_anchor(rest) if rest else None
+    counters = IndexCounters(bindings=bindings, ignored_events=ignored, skipped_records=skipped)
+    return IndexPosition(offset=offset, timestamp_ms=timestamp_ms), counters, anchor
 
 
 def freeze_lengths(lengths: Mapping[tuple[int, int], int]) -> dict[int, tuple[int, ...]]:
@@ -129,6 +147,7 @@ def freeze_lengths(lengths: Mapping[tuple[int, int], int]) -> dict[int, tuple[in
 
 def put_fresh(wb: WriteBatch, cf: ColumnFamily, *, reader_version: int) -> None:
     """The metadata of an empty index of this layout."""
+    wb.put(M_SHAPE, pack_i64(0), cf)
     wb.put(M_LAYOUT, pack_i64(INDEX_LAYOUT_VERSION), cf)
     wb.put(M_READER, pack_i64(reader_version), cf)
     wb.put(M_OFFSET, pack_i64(-1), cf)
@@ -151,12 +170,47 @@ def put_stop(wb: WriteBatch, cf: ColumnFamily, stop: StopRecord) -> None:
     wb.put(_M_STOPPED, json.dumps(asdict(stop)).encode(), cf)
 
 
+def put_shape(wb: WriteBatch, cf: ColumnFamily, shape: int) -> None:
+    """Raise the shape sequence to ``shape`` (see :data:`M_SHAPE`): the writer does it in every
+    batch that writes a setting, a prefix length coming into or out of use, a skip, a stop
+    record or a version."""
+    wb.put(M_SHAPE, pack_i64(shape), cf)
+
+
 def put_prefix_length(wb: WriteBatch, cf: ColumnFamily, key: tuple[int, int], total: int) -> None:
     meta_key = _M_PREFIX_LEN + _LEN.pack(*key)
     if total > 0:
         wb.put(meta_key, pack_i64(total), cf)
     else:
         wb.delete(meta_key, cf)
+
+
+def put_head(
+    wb: WriteBatch,
+    cf: ColumnFamily,
+    position: IndexPosition,
+    counters: IndexCounters,
+    anchor: LogAnchor | None,
+) -> None:
+    """The :data:`M_HEAD` value of a position, its counters and anchor (no anchor: the head
+    says nothing of it, and a follower reads every key instead)."""
+    head = _HEAD.pack(
+        position.offset, position.timestamp_ms, counters.bindings, counters.ignored_events,
+        counters.skipped_records,
+    )  # fmt: skip
+    wb.put(M_HEAD, head + (b"" if anchor is None else _pack_anchor(anchor)), cf)
+
+
+def head_matches(value: bytes | None, stored: StoredMeta) -> bool:
+    """Whether a :data:`M_HEAD` value says what the separate keys of ``stored`` say."""
+    if value is None:
+        return False
+    position, counters, anchor = decode_head(value)
+    return (position, counters) == (stored.position, stored.counters) and anchor in (None, stored.anchor)
+
+
+def _pack_anchor(anchor: LogAnchor) -> bytes:
+    return pack_i64(anchor.offset) + pack_i64(anchor.timestamp_ms) + anchor.key
 
 
 def put_position(
@@ -166,7 +220,9 @@ def put_position(
     counters: IndexCounters,
     anchor: LogAnchor | None,
 ) -> None:
-    """The applied position and counters of a commit; clears any stop record."""
+    """The applied position and counters of a commit, each key and the :data:`M_HEAD` value;
+    clears any stop record."""
+    put_head(wb, cf, position, counters, anchor)
     wb.put(M_OFFSET, pack_i64(position.offset), cf)
     wb.put(M_TIMESTAMP, pack_i64(position.timestamp_ms), cf)
     wb.put(_M_BINDINGS, pack_i64(counters.bindings), cf)
@@ -174,8 +230,7 @@ def put_position(
     wb.put(_M_SKIPPED, pack_i64(counters.skipped_records), cf)
     wb.delete(_M_STOPPED, cf)
     if anchor is not None:
-        packed = pack_i64(anchor.offset) + pack_i64(anchor.timestamp_ms) + anchor.key
-        wb.put(_M_ANCHOR, packed, cf)
+        wb.put(_M_ANCHOR, _pack_anchor(anchor), cf)
 
 
 def put_journal(

@@ -18,8 +18,15 @@ from hypothesis import strategies as st
 from replicator.index import AclIndex
 from replicator.index import meta as index_meta
 from replicator.index.follower import FollowerIndex
+from replicator.index.records import LogAnchor, StopRecord
 from store.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
-from tests.replicator.test_index import RESOURCE_TYPES, _applies, commit_random_changes, log_key
+from tests.replicator.test_index import (
+    RESOURCE_TYPES,
+    _applies,
+    commit_random_changes,
+    log_key,
+    random_binding,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -114,3 +121,71 @@ def test_a_catch_up_drops_only_the_cached_answers_the_commits_can_affect(tmp_pat
     finally:
         follower.close()
         index.close()
+
+
+def _state_of(stored: index_meta.StoredMeta) -> tuple[object, ...]:
+    """What a follower keeps of a state (the prefix lengths as the set in use)."""
+    return (
+        stored.position, stored.counters, stored.anchor, stored.stopped, stored.config,
+        stored.skips, stored.journal_seq, stored.shape, stored.layout, stored.reader,
+        index_meta.freeze_lengths(stored.lengths),
+    )  # fmt: skip
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_a_followers_quick_reads_keep_the_state_every_key_says(
+    tmp_path_factory: pytest.TempPathFactory, seed: int
+) -> None:
+    """After each catch-up the follower's state (mostly read from the head alone) equals a
+    full read of every meta key through the same secondary instance, through commits that
+    change settings, bring prefix lengths into and out of use, stop the replica and skip."""
+    tmp = tmp_path_factory.mktemp("head")
+    rng = random.Random(seed)
+    index = AclIndex(tmp / "index", reader_version=3, cache_size=16)
+    follower = FollowerIndex(tmp / "index", tmp / "secondary", cache_size=16)
+    try:
+        live: dict[bytes, AclBinding] = {}
+        offset, catch_ups = -1, 0
+        for _ in range(60):
+            offset += 1
+            roll = rng.random()
+            if roll < 0.08:  # the replica stops at the next record, and the operator skips it
+                index.record_stop(StopRecord(offset=offset, reason="undecodable", recorded_ms=offset))
+                if rng.random() < 0.5:
+                    catch_ups += 1
+                    follower.catch_up()
+                    assert _state_of(follower._stored) == _state_of(_full_read(follower))
+                index.record_skip(offset, reason="known bad record", actor="ops")
+            else:
+                batch = index.batch()
+                for _ in range(rng.randint(1, 3)):
+                    binding = random_binding(rng)
+                    key = log_key(binding)
+                    if rng.random() < 0.4 and live:
+                        key = rng.choice(sorted(live))
+                        batch.remove(key)
+                        live.pop(key)
+                    else:
+                        batch.create(key, binding)
+                        live[key] = binding
+                if roll > 0.9:
+                    name = rng.choice(["super.users", "allow.everyone.if.no.acl.found"])
+                    batch.alter_config(name, rng.choice([None, "true", "User:admin"]))
+                anchor = LogAnchor(offset=offset, timestamp_ms=offset * 10, key=b"k%d" % offset)
+                batch.commit(offset=offset, timestamp_ms=offset * 10, anchor=anchor)
+            if rng.random() < 0.6:
+                catch_ups += 1
+                follower.catch_up()
+                assert _state_of(follower._stored) == _state_of(_full_read(follower))
+        follower.catch_up()
+        assert _state_of(follower._stored) == _state_of(_full_read(follower))
+        assert follower.position == index.position
+        assert follower.full_reads < catch_ups  # the head alone served some catch-ups
+    finally:
+        follower.close()
+        index.close()
+
+
+def _full_read(follower: FollowerIndex) -> index_meta.StoredMeta:
+    return index_meta.decode_meta(dict(follower.tables.meta.items()))
