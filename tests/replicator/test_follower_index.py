@@ -189,3 +189,35 @@ def test_a_followers_quick_reads_keep_the_state_every_key_says(
 
 def _full_read(follower: FollowerIndex) -> index_meta.StoredMeta:
     return index_meta.decode_meta(dict(follower.tables.meta.items()))
+
+
+def test_an_index_last_written_without_its_head_gets_one_at_open(tmp_path: Path) -> None:
+    """An index an older aclstore wrote last (no head, or a head behind the keys it wrote
+    after a newer one) is given a head that says what its keys say when the node opens it,
+    so a follower's first quick read does not go back to an older position."""
+    index = AclIndex(tmp_path / "index", reader_version=3)
+    rng = random.Random(5)
+    live: dict[bytes, AclBinding] = {}
+    for offset in range(3):
+        commit_random_changes(index, rng, live, offset)
+    index.close()
+    for stale in ("missing", "behind"):
+        older = AclIndex(tmp_path / "index", reader_version=3)
+        if stale == "missing":
+            older.tables.meta.delete(index_meta.M_HEAD)
+            older.tables.meta.delete(index_meta.M_SHAPE)
+        else:  # an older writer applied offset 7 and left the head at what a newer one wrote
+            older.tables.meta.put(index_meta.M_OFFSET, index_meta.pack_i64(7))
+        older.close()
+        reopened = AclIndex(tmp_path / "index", reader_version=3)
+        follower = FollowerIndex(tmp_path / "index", tmp_path / f"secondary-{stale}", cache_size=16)
+        try:
+            head = reopened.tables.meta.get(index_meta.M_HEAD)
+            assert head is not None
+            position, counters, _ = index_meta.decode_head(head)
+            assert (position, counters) == (reopened.position, reopened.counters)
+            assert position.offset == (2 if stale == "missing" else 7)
+            assert follower.catch_up() == reopened.position  # the quick read, from the new head
+        finally:
+            follower.close()
+            reopened.close()
