@@ -25,7 +25,7 @@ from tests.replicator.test_index import (
     _applies,
     commit_random_changes,
     log_key,
-    random_binding,
+    random_changes,
 )
 
 pytestmark = pytest.mark.unit
@@ -159,16 +159,7 @@ def test_a_followers_quick_reads_keep_the_state_every_key_says(
                 index.record_skip(offset, reason="known bad record", actor="ops")
             else:
                 batch = index.batch()
-                for _ in range(rng.randint(1, 3)):
-                    binding = random_binding(rng)
-                    key = log_key(binding)
-                    if rng.random() < 0.4 and live:
-                        key = rng.choice(sorted(live))
-                        batch.remove(key)
-                        live.pop(key)
-                    else:
-                        batch.create(key, binding)
-                        live[key] = binding
+                random_changes(batch, rng, live, most=3, deletes=0.4)
                 if roll > 0.9:
                     name = rng.choice(["super.users", "allow.everyone.if.no.acl.found"])
                     batch.alter_config(name, rng.choice([None, "true", "User:admin"]))

@@ -21,6 +21,7 @@ from replicator.encoding import decode_binding, encode_binding
 from replicator.errors import IndexOpenError, IndexRebuildRequiredError, SkipRefusedError
 from replicator.index import AclIndex, IndexView, StopRecord
 from replicator.index import view as view_module
+from replicator.index.batch import IndexBatch
 from store.acl import (
     AclBinding,
     AclBindingFilter,
@@ -88,9 +89,19 @@ def commit_random_changes(
     new: Callable[[random.Random], AclBinding] = random_binding, most: int = 4,
     deletes: float = 0.35,
 ) -> None:  # fmt: skip
-    """One to ``most`` random changes committed at ``offset``: each deletes one of ``live`` (a
-    share ``deletes`` of them) or creates ``new(rng)``; ``live`` (the model) follows them."""
+    """One to ``most`` random changes committed at ``offset`` (:func:`random_changes`)."""
     batch = index.batch()
+    random_changes(batch, rng, live, new=new, most=most, deletes=deletes)
+    batch.commit(offset=offset, timestamp_ms=offset)
+
+
+def random_changes(
+    batch: IndexBatch, rng: random.Random, live: dict[bytes, AclBinding], *,
+    new: Callable[[random.Random], AclBinding] = random_binding, most: int = 4,
+    deletes: float = 0.35,
+) -> None:  # fmt: skip
+    """One to ``most`` random changes in ``batch``: each deletes one of ``live`` (a share
+    ``deletes`` of them) or creates ``new(rng)``; ``live`` (the model) follows them."""
     for _ in range(rng.randint(1, most)):
         binding = new(rng)
         key = log_key(binding)
@@ -101,7 +112,6 @@ def commit_random_changes(
         else:
             batch.create(key, binding)
             live[key] = binding
-    batch.commit(offset=offset, timestamp_ms=offset)
 
 
 @pytest.fixture
