@@ -68,6 +68,12 @@ _APPEND_META: Final = f"SELECT name, value FROM meta WHERE name IN ('next_offset
 
 CleanupPolicy = Literal["compact", "delete"]
 
+DELETE_LOG_PAGE_BYTES: Final = 65536
+"""The SQLite page size of a log created as ``delete`` (SQLite's default is 4096): an append's
+row is a few hundred kilobytes to a few megabytes, and each page of it is one frame of the
+write-ahead log, checksummed and written, then copied into the database at the checkpoint.
+A log that exists keeps its page size (SQLite sets it when the file is made)."""
+
 RECORDS_FROM: Final = (
     "SELECT offset, key, value, timestamp_ms FROM records WHERE offset >= ? ORDER BY offset"
 )
@@ -137,6 +143,8 @@ class EmbeddedChangeLog:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=10.0
             )
+            if cleanup_policy == "delete":  # only a new file takes it (before WAL mode is set)
+                self._db.execute(f"PRAGMA page_size = {DELETE_LOG_PAGE_BYTES}")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self.cleanup_policy: CleanupPolicy = self._set_up(cleanup_policy)

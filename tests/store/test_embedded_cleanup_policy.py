@@ -7,16 +7,26 @@ The expectations are written by hand, and the earlier version's log is made with
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 from embedded_log_support import earlier_embedded_log, indexes, row_counts
 
 from store.log import EmbeddedChangeLog, LogNotCompactedError, LogRecord
+from store.log.embedded import DELETE_LOG_PAGE_BYTES
 
 pytestmark = pytest.mark.unit
 
 EARLIER = [(b"e0", b"v0", 1000), (b"e1", None, 1001), (b"e0", b"v2", 1002)]
+
+
+def page_size(path: Path) -> int:
+    db = sqlite3.connect(path)
+    try:
+        return int(db.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        db.close()
 
 
 def every_record(log: EmbeddedChangeLog, page: int = 10_000) -> list[LogRecord]:
@@ -33,6 +43,7 @@ def test_a_delete_log_has_no_key_index_and_stores_an_append_as_one_row(tmp_path:
         assert log.append([(b"", b"\x00\xff" * 300)] * 4) == [3, 4, 5, 6]
     assert indexes(log.path) == set()
     assert row_counts(log.path) == (0, 3)
+    assert page_size(log.path) == DELETE_LOG_PAGE_BYTES == 65536  # SQLite's default: 4096
     with EmbeddedChangeLog(tmp_path) as reopened:  # no policy named: the file's
         assert reopened.cleanup_policy == "delete"
         records = every_record(reopened, page=2)
@@ -57,6 +68,7 @@ def test_a_log_of_an_earlier_version_becomes_delete_with_its_records_untouched(t
         assert [r.offset for r in log.read(4, max_records=5, timeout=0.0)] == [4, 5]
         records = every_record(log, page=1)
     assert row_counts(path) == (3, 2)
+    assert page_size(path) == 4096  # set when the file was made
     assert [(r.offset, r.key, r.value, r.timestamp_ms) for r in records[:3]] == [
         (0, b"e0", b"v0", 1000), (1, b"e1", None, 1001), (2, b"e0", b"v2", 1002),
     ]  # fmt: skip
