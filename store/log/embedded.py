@@ -168,15 +168,16 @@ class EmbeddedChangeLog:
                 ).fetchone()
                 stored = "compact" if indexed else None
             policy: CleanupPolicy = asked or stored or "compact"
-            if policy == "compact":
-                self._unbatch()
-                db.execute(f"CREATE INDEX IF NOT EXISTS {_KEY_INDEX} ON records (key, offset)")
-            else:
-                db.execute(f"DROP INDEX IF EXISTS {_KEY_INDEX}")
-            db.execute(
-                "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
-                (_COMPACTED, int(policy == "compact")),
-            )
+            if policy != stored or row is None:  # a new log, or one to convert
+                if policy == "compact":
+                    self._unbatch()
+                    db.execute(f"CREATE INDEX IF NOT EXISTS {_KEY_INDEX} ON records (key, offset)")
+                else:
+                    db.execute(f"DROP INDEX IF EXISTS {_KEY_INDEX}")
+                db.execute(
+                    "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                    (_COMPACTED, int(policy == "compact")),
+                )
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
