@@ -151,7 +151,7 @@ def throughput(quick: bool) -> Target:
     seen: dict[int, tuple[int, float, int, float]] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="aclstore-bench-audit-") as tmp:
-            log = EmbeddedChangeLog(Path(tmp) / "audit")
+            log = EmbeddedChangeLog(Path(tmp) / "audit", cleanup_policy="delete")  # as a node's
             producer = _Producer(log)
             producer.run(1000, 1.0)
             job = threading.Thread(target=run_audit, args=(

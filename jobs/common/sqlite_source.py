@@ -4,17 +4,22 @@ A Python data source (pyspark 4.0's ``DataSource`` API, Spark's own) with a
 streaming reader: offsets are the log's ``{"offset": next offset}``, each micro-batch
 ranges of records ``[start, end)`` read straight from the SQLite file in the workers, as
 ``key, value, offset, timestampMs`` Arrow batches (the Kafka source's columns the archive reads).
-Records removed by compaction are simply absent, as in a compacted Kafka topic.
+Records removed by compaction are simply absent, as in a compacted Kafka topic.  A ``delete``
+log's batches (one row an append, :mod:`store.log.record_batches`) are read as their records.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+from store.log import record_batches as batches
+from store.log.embedded import BATCHES_FROM, RECORDS_FROM
 
 FORMAT: Final = "aclstore_embedded_log"
 SCHEMA: Final = "key BINARY, value BINARY, offset BIGINT, timestampMs BIGINT"
@@ -41,11 +46,24 @@ def next_offset(data_dir: str) -> int:
         db.close()
 
 
-_RANGE: Final = (
-    "SELECT key, value, offset, timestamp_ms FROM records WHERE offset >= ? AND offset < ? "
-    "ORDER BY offset"
-)
 ARROW_BATCH_ROWS: Final = 10_000
+
+
+def _records(db: sqlite3.Connection, start: int, end: int) -> Iterator[tuple[Any, ...]]:
+    """The records ``[start, end)`` as ``(offset, key, value, timestamp_ms)`` rows, in offset
+    order: those stored one a row, then those in batches (every one of them has a higher
+    offset, :mod:`store.log.embedded`)."""
+    for row in db.execute(RECORDS_FROM, (start,)):
+        if row[0] >= end:
+            return
+        yield row
+    for row in db.execute(BATCHES_FROM, (start,)):
+        if row[0] >= end:
+            return
+        for record in batches.unpack(*row, from_offset=start):
+            if record[0] >= end:
+                return
+            yield record
 
 
 def record_batches(data_dir: str, start: int, end: int) -> Iterator[Any]:
@@ -55,9 +73,9 @@ def record_batches(data_dir: str, start: int, end: int) -> Iterator[Any]:
 
     db = _connect(data_dir)
     try:
-        cursor = db.execute(_RANGE, (start, end))
-        while rows := cursor.fetchmany(ARROW_BATCH_ROWS):
-            keys, values, offsets, stamps = zip(*rows, strict=True)
+        records = _records(db, start, end)
+        while rows := list(itertools.islice(records, ARROW_BATCH_ROWS)):
+            offsets, keys, values, stamps = zip(*rows, strict=True)
             yield pa.RecordBatch.from_arrays(
                 [pa.array(keys, pa.binary()), pa.array(values, pa.binary()),
                  pa.array(offsets, pa.int64()), pa.array(stamps, pa.int64())],

@@ -232,15 +232,15 @@ class AuditEventEncoder:
         from ``"operation"`` to ``"reason"`` as :func:`encode_audit_event` writes them.  Raises
         ValueError for an item of other parts or unknown names."""
         op, rt, pt, result, reason, name = item.split(b"\x1f")
-        if not reason.startswith(b"{"):
+        # The JSON around the resource name, looked up by the names it holds: a name that is
+        # no member of its enum finds none.
+        head = _FRAGMENT_HEADS.get((op, rt))
+        tail = _FRAGMENT_TAILS.get((pt, result))
+        if reason[:1] != b"{":
             reason = self._rule_reasons.get(reason, b"")
-        if not (op in _OPERATION_NAMES and rt in _RESOURCE_TYPE_NAMES and pt in _PATTERN_TYPE_NAMES
-                and result in _RESULT_NAMES and reason and name.startswith(b'"')):  # fmt: skip
+        if head is None or tail is None or not reason or name[:1] != b'"':
             raise ValueError(f"an audit spool item of unknown names: {item[:80]!r}")
-        return (
-            b'"operation":"%s","resourceType":"%s","%s":%s,"patternType":"%s","result":"%s",'
-            b'"reason":%s' % (op, rt, _RESOURCE_NAME_KEY, name, pt, result, reason)
-        )
+        return b"".join((head, name, tail, reason))
 
     def fragment_of_names(self, names: Sequence[Any]) -> bytes:
         """A decision as names (:func:`decision_names`, or as JSON gives them back) to its
@@ -264,11 +264,19 @@ class AuditEventEncoder:
         return text
 
 
-_OPERATION_NAMES: Final = frozenset(m.name.encode() for m in AclOperation)
-_RESOURCE_TYPE_NAMES: Final = frozenset(m.name.encode() for m in ResourceType)
-_PATTERN_TYPE_NAMES: Final = frozenset(m.name.encode() for m in PatternType)
-_RESULT_NAMES: Final = frozenset(m.name.encode() for m in AuthorizationResult)
-_RESOURCE_NAME_KEY: Final = RESOURCE_NAME.encode()
+_FRAGMENT_HEADS: Final = {
+    (op.name.encode(), rt.name.encode()):
+        f'"operation":"{op.name}","resourceType":"{rt.name}","{RESOURCE_NAME}":'.encode()
+    for op in AclOperation for rt in ResourceType
+}  # fmt: skip
+"""A fragment's JSON before the resource name, by the item's operation and resource type."""
+_FRAGMENT_TAILS: Final = {
+    (pt.name.encode(), result.name.encode()):
+        f',"patternType":"{pt.name}","result":"{result.name}","reason":'.encode()
+    for pt in PatternType for result in AuthorizationResult
+}  # fmt: skip
+"""A fragment's JSON from after the resource name to the reason, by the item's pattern type
+and result."""
 _BINDING_FIELDS: Final = (
     "resourceType", RESOURCE_NAME, "patternType", "principal", "host", "operation",
     "permissionType",

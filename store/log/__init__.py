@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from store.log.base import (
     ChangeLog,
     LogConfigError,
+    LogNotCompactedError,
     LogOffsetOutOfRangeError,
     LogRecord,
     LogUnavailableError,
@@ -47,6 +48,7 @@ __all__ = [
     "KafkaChangeLog",
     "KafkaLogSettings",
     "LogConfigError",
+    "LogNotCompactedError",
     "LogOffsetOutOfRangeError",
     "LogRecord",
     "LogUnavailableError",

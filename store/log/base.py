@@ -73,3 +73,7 @@ class LogOffsetOutOfRangeError(StoreError):
 
 class LogConfigError(InvalidConfigError):
     """The log exists with settings the store cannot work with (e.g. not compacted)."""
+
+
+class LogNotCompactedError(LogConfigError):
+    """Compaction was asked of a log whose cleanup policy is ``delete`` (the audit log)."""

@@ -8,6 +8,19 @@ power loss), and :meth:`EmbeddedChangeLog.compact` does what Kafka's log cleaner
 the last record of the log (Kafka never cleans the active segment), so the log end stays
 readable.  The low watermark is the log start offset (0); compaction leaves it alone, as in
 Kafka.  Several processes may open the same directory: SQLite serializes writers.
+
+Each log has a cleanup policy, as a Kafka topic has ``cleanup.policy``, kept in the file: a
+``compact`` log (the change log; every log of earlier versions) keeps an index of its records
+by key, which compaction needs and every append pays for; a ``delete`` log (the audit log, as
+the audit topic on Kafka) has no such index and is never compacted.  Whoever creates the log
+chooses; opening it later without naming a policy keeps the file's, and naming the other one
+converts it (dropping the index; or building it over every record).
+
+A ``delete`` log stores each append as one row, as Kafka stores a record batch
+(:mod:`store.log.record_batches`); readers get the same records, offsets and timestamps.  A log
+converted to ``delete`` keeps its earlier records as they are, one row each: every record
+stored one way has a lower offset than every record stored the other way, as converting to
+``compact`` turns the batches into records before building the index.
 """
 
 from __future__ import annotations
@@ -18,24 +31,60 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
-from store.log.base import LogOffsetOutOfRangeError, LogRecord, LogUnavailableError
+from store.log import record_batches
+from store.log.base import (
+    LogNotCompactedError,
+    LogOffsetOutOfRangeError,
+    LogRecord,
+    LogUnavailableError,
+)
 
 FILE_NAME: Final = "changelog.sqlite3"
 DAY_MS: Final = 24 * 3600 * 1000
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS records (
-    offset INTEGER PRIMARY KEY,
-    key BLOB NOT NULL,
-    value BLOB,
-    timestamp_ms INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS records_by_key ON records (key, offset);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta (name, value) VALUES ('next_offset', 0), ('log_start_offset', 0);
-"""
+_TABLES: Final = (
+    """CREATE TABLE IF NOT EXISTS records (
+        offset INTEGER PRIMARY KEY,
+        key BLOB NOT NULL,
+        value BLOB,
+        timestamp_ms INTEGER NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS record_batches (
+        base_offset INTEGER PRIMARY KEY,
+        timestamp_ms INTEGER NOT NULL,
+        sizes BLOB NOT NULL,
+        data BLOB NOT NULL
+    )""",
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    "INSERT OR IGNORE INTO meta (name, value) VALUES ('next_offset', 0), ('log_start_offset', 0)",
+)
+_KEY_INDEX: Final = "records_by_key"
+_COMPACTED: Final = "compacted"
+"""The ``meta`` row holding the cleanup policy (1: compact, 0: delete); a log of an earlier
+version has none, and is compacted (it has the key index)."""
+_APPEND_META: Final = f"SELECT name, value FROM meta WHERE name IN ('next_offset', '{_COMPACTED}')"
+
+CleanupPolicy = Literal["compact", "delete"]
+
+DELETE_LOG_PAGE_BYTES: Final = 65536
+"""The SQLite page size of a log created as ``delete`` (SQLite's default is 4096): an append's
+row is a few hundred kilobytes to a few megabytes, and each page of it is one frame of the
+write-ahead log, checksummed and written, then copied into the database at the checkpoint.
+A log that exists keeps its page size (SQLite sets it when the file is made)."""
+
+RECORDS_FROM: Final = (
+    "SELECT offset, key, value, timestamp_ms FROM records WHERE offset >= ? ORDER BY offset"
+)
+BATCHES_FROM: Final = (
+    "SELECT base_offset, timestamp_ms, sizes, data FROM record_batches WHERE base_offset >= "
+    "(SELECT coalesce(max(base_offset), 0) FROM record_batches WHERE base_offset <= ?) "
+    "ORDER BY base_offset"
+)
+"""The rows holding the records from an offset on, in offset order: each record's, and each
+batch's (the first of them may start before the offset).  Read by the jobs' embedded source
+too (:mod:`jobs.common.sqlite_source`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,7 +112,21 @@ def _now_ms() -> int:
 class EmbeddedChangeLog:
     """A :class:`~store.log.base.ChangeLog` in ``<data_dir>/changelog.sqlite3``."""
 
-    def __init__(self, data_dir: Path | str, settings: EmbeddedLogSettings | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path | str,
+        settings: EmbeddedLogSettings | None = None,
+        *,
+        cleanup_policy: CleanupPolicy | None = None,
+    ) -> None:
+        """Open (or create) the log in ``data_dir``.
+
+        ``cleanup_policy``: None keeps the policy of an existing log (a new one is
+        ``compact``); ``"delete"`` or ``"compact"`` makes the log so, converting an existing
+        log of the other policy (see the module's docstring).
+        """
+        if cleanup_policy not in (None, "compact", "delete"):
+            raise ValueError(f"cleanup_policy must be 'compact' or 'delete', got {cleanup_policy!r}")
         self.data_dir = Path(data_dir)
         self.settings = settings or EmbeddedLogSettings()
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -80,11 +143,57 @@ class EmbeddedChangeLog:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=10.0
             )
+            if cleanup_policy == "delete":  # only a new file takes it (before WAL mode is set)
+                self._db.execute(f"PRAGMA page_size = {DELETE_LOG_PAGE_BYTES}")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
+            self.cleanup_policy: CleanupPolicy = self._set_up(cleanup_policy)
         except sqlite3.Error as exc:
             raise LogUnavailableError(f"cannot open the embedded log {self.path}: {exc}") from exc
+
+    def _set_up(self, asked: CleanupPolicy | None) -> CleanupPolicy:
+        """Create what is missing and settle the cleanup policy, in one transaction (another
+        process may be opening the same log)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _TABLES:
+                db.execute(statement)
+            row = db.execute("SELECT value FROM meta WHERE name = ?", (_COMPACTED,)).fetchone()
+            if row is not None:
+                stored: CleanupPolicy | None = "compact" if row[0] else "delete"
+            else:  # every earlier version made the index: a log without both is new
+                indexed = db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (_KEY_INDEX,)
+                ).fetchone()
+                stored = "compact" if indexed else None
+            policy: CleanupPolicy = asked or stored or "compact"
+            if policy != stored or row is None:  # a new log, or one to convert
+                if policy == "compact":
+                    self._unbatch()
+                    db.execute(f"CREATE INDEX IF NOT EXISTS {_KEY_INDEX} ON records (key, offset)")
+                else:
+                    db.execute(f"DROP INDEX IF EXISTS {_KEY_INDEX}")
+                db.execute(
+                    "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                    (_COMPACTED, int(policy == "compact")),
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return policy
+
+    def _unbatch(self) -> None:
+        """Store a ``delete`` log's batches one row a record (in the caller's transaction)."""
+        db = self._db
+        batches = db.execute("SELECT base_offset, timestamp_ms, sizes, data FROM record_batches")
+        for row in batches.fetchall():
+            db.executemany(
+                "INSERT INTO records (offset, key, value, timestamp_ms) VALUES (?, ?, ?, ?)",
+                record_batches.unpack(*row),
+            )
+        db.execute("DELETE FROM record_batches")
 
     def __enter__(self) -> EmbeddedChangeLog:
         return self
@@ -116,12 +225,23 @@ class EmbeddedChangeLog:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
-                    first = self._meta("next_offset")
-                    self._db.executemany(
-                        "INSERT INTO records (offset, key, value, timestamp_ms) "
-                        "VALUES (?, ?, ?, ?)",
-                        [(first + i, bytes(k), v, now) for i, (k, v) in enumerate(records)],
-                    )
+                    # The policy is read in the transaction: another process may have converted
+                    # the log since this one opened it.
+                    meta = dict(self._db.execute(_APPEND_META).fetchall())
+                    first = int(meta["next_offset"])
+                    if meta[_COMPACTED]:
+                        self._db.executemany(
+                            "INSERT INTO records (offset, key, value, timestamp_ms) "
+                            "VALUES (?, ?, ?, ?)",
+                            [(first + i, bytes(k), v, now) for i, (k, v) in enumerate(records)],
+                        )
+                    else:
+                        sizes, data = record_batches.pack(records)
+                        self._db.execute(
+                            "INSERT INTO record_batches (base_offset, timestamp_ms, sizes, data) "
+                            "VALUES (?, ?, ?, ?)",
+                            (first, now, sizes, data),
+                        )
                     self._db.execute(
                         "UPDATE meta SET value = ? WHERE name = 'next_offset'",
                         (first + len(records),),
@@ -151,11 +271,7 @@ class EmbeddedChangeLog:
         while True:
             appends = self._appends  # read before the query: a commit after it wakes us
             with self._lock:
-                rows = self._db.execute(
-                    "SELECT offset, key, value, timestamp_ms FROM records WHERE offset >= ? "
-                    "ORDER BY offset LIMIT ?",
-                    (from_offset, max_records),
-                ).fetchall()
+                rows = self._rows_from(from_offset, max_records)
                 if not rows and not checked_end:
                     # Records found mean the offset is within the log; none found may mean
                     # the log was replaced by a shorter one: checked once per call.
@@ -172,6 +288,18 @@ class EmbeddedChangeLog:
                 if self._appends == appends:
                     self._grown.wait(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, _LAST_POLL_S)
+
+    def _rows_from(self, from_offset: int, max_records: int) -> list[tuple[int, bytes, bytes | None, int]]:
+        """Up to ``max_records`` records from ``from_offset`` as rows, stored either way."""
+        db = self._db
+        rows = db.execute(RECORDS_FROM + " LIMIT ?", (from_offset, max_records)).fetchall()
+        if len(rows) == max_records:
+            return rows  # every batched record has a higher offset than every record row
+        for row in db.execute(BATCHES_FROM, (from_offset,)):
+            rows.extend(record_batches.unpack(*row, from_offset=from_offset))
+            if len(rows) >= max_records:
+                break
+        return rows[:max_records]
 
     def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
         with self._lock:
@@ -190,6 +318,7 @@ class EmbeddedChangeLog:
         A record is removed when a later record has the same key and it is older than the
         compaction lag; a tombstone that is the latest for its key is removed once older than
         the lag plus ``delete_retention_ms``.  The last record of the log is always kept.
+        Raises :class:`~store.log.base.LogNotCompactedError` for a ``delete`` log.
         """
         now = _now_ms() if now_ms is None else now_ms
         lag = (
@@ -205,6 +334,13 @@ class EmbeddedChangeLog:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                if not self._meta(_COMPACTED):  # read in the transaction: another opener may convert
+                    raise LogNotCompactedError(
+                        f"{self} has cleanup.policy=delete (it keeps no index of its records "
+                        "by key, as the audit log does not): it is never compacted. To compact "
+                        f"it, open it with cleanup_policy='compact' (which builds that index "
+                        "over every record) and compact again"
+                    )
                 last = self._meta("next_offset") - 1
                 cursor = self._db.execute(
                     """

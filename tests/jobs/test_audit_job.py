@@ -51,7 +51,7 @@ KEY = ("principal", "resourceType", "resourceName", "operation", "result")
 
 
 def emit(log_dir: Path, spool: Path, asked: list[Any]) -> None:
-    sink = EmbeddedChangeLog(log_dir)
+    sink = EmbeddedChangeLog(log_dir, cleanup_policy="delete")  # as a node's sender opens it
     emitter = AuditEmitter(sink, spool, AuditSettings(allow_sample_rate=1.0))
     for principal, op, topic, decision in asked:
         emitter.record(principal, "10.0.0.1", [Action(op, TOPIC, topic)], [decision], 3)
@@ -149,7 +149,7 @@ def test_audit_run_and_report_through_the_cli(
         )  # fmt: skip
         records.append((f"e{i}".encode(), encode_audit_event(event)))
     data_dir = tmp_path / "node"
-    with EmbeddedChangeLog(data_dir / "audit") as log:
+    with EmbeddedChangeLog(data_dir / "audit", cleanup_policy="delete") as log:  # as a node's
         log.append(records)
         log.append(records[5:])  # ann's event resent
     assert cli.main(["audit", "run", "--once", "--data-dir", str(data_dir)]) == 0

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from embedded_log_support import earlier_embedded_log, indexes, row_counts
 from sidecar_support import Raw, action_json, start_node, wait_until
 
 from replicator.contract.audit_event import DecisionItems
@@ -136,6 +137,36 @@ def test_the_node_shows_the_sender_process_figures_and_a_stopped_node_leaves_non
         assert (shown.buffered, shown.sent, shown.dropped) == (0, 0, 0)
     finally:
         again.stop()
+
+
+@pytest.mark.slow  # a live node and its sender process
+def test_the_sender_process_makes_an_earlier_audit_log_delete_and_appends_after_it(
+    tmp_path: Path,
+) -> None:
+    """An audit log of an earlier version (one row a record, the key index) is kept: its
+    events are read back unchanged at their offsets, the sender's follow them as batches, and
+    the index is gone (the audit log is never compacted, and every append paid for it)."""
+    earlier = [(b"old-%d" % i, b'{"data":{"resourceName":"old-%d"}}' % i, 1000 + i) for i in range(3)]
+    path = earlier_embedded_log(tmp_path / "n" / "audit", earlier)
+    node = start_node(tmp_path / "n", audit=AuditSettings(allow_sample_rate=0.0, linger_s=0.05))
+    raw = Raw(node)
+    try:
+        names = denied_burst(raw, "t", requests=10, batch=3)
+        assert node.audit is not None and node.audit.flush(20)
+    finally:
+        raw.close()
+        node.stop()
+    assert indexes(path) == set()
+    records_rows, batch_rows = row_counts(path)
+    assert records_rows == 3 and 1 <= batch_rows <= len(names)
+    with EmbeddedChangeLog(tmp_path / "n" / "audit") as log:
+        assert log.cleanup_policy == "delete"
+        records = log.read(0, timeout=1.0)
+    assert [(r.offset, r.key, r.value, r.timestamp_ms) for r in records[:3]] == [
+        (i, k, v, t) for i, (k, v, t) in enumerate(earlier)
+    ]
+    assert [r.offset for r in records] == list(range(3 + len(names)))
+    assert shipped_names(tmp_path / "n") == [f"old-{i}" for i in range(3)] + names
 
 
 class _WriterStillWriting:

@@ -32,9 +32,13 @@ FAST_COMPACTION = KafkaLogSettings(
 LogFactory = Callable[[], ChangeLog]
 
 
-@pytest.fixture(params=["embedded", pytest.param("kafka", marks=pytest.mark.kafka)])
+@pytest.fixture(
+    params=["embedded", "embedded-delete", pytest.param("kafka", marks=pytest.mark.kafka)]
+)
 def open_log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogFactory]:
-    """A factory of handles on ONE fresh log (every call opens another handle on it)."""
+    """A factory of handles on ONE fresh log (every call opens another handle on it);
+    ``embedded-delete`` is an embedded log made with ``cleanup.policy=delete`` (the audit
+    log's), which stores each append as one row."""
     yield from _handles(request, tmp_path, KafkaLogSettings())
 
 
@@ -48,10 +52,11 @@ def _handles(
     request: pytest.FixtureRequest, tmp_path: Path, settings: KafkaLogSettings
 ) -> Iterator[LogFactory]:
     opened: list[ChangeLog] = []
-    if request.param == "embedded":
+    if request.param.startswith("embedded"):
+        policy = "delete" if request.param == "embedded-delete" else None
 
         def make() -> ChangeLog:
-            log = EmbeddedChangeLog(tmp_path / "data")
+            log = EmbeddedChangeLog(tmp_path / "data", cleanup_policy=policy)
             opened.append(log)
             return log
     else:

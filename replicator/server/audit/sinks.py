@@ -39,12 +39,21 @@ class AuditSinkOpener(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EmbeddedAuditLog:
-    """The embedded audit log in ``<data dir>/audit``."""
+    """The embedded audit log in ``<data dir>/audit``.
+
+    Opened with ``cleanup.policy=delete``, as the audit topic on Kafka: events are never
+    compacted, so the log keeps no index of them by key (which every append would pay for)
+    and stores each of the sender's appends as one row (:mod:`store.log.record_batches`).
+    An audit log of an earlier version (the index, one row an event) is converted when the
+    sender first opens it: the index is dropped (once, under the log's write lock: on a large
+    log it takes a while, during which the events wait in the spool); its rows are not
+    touched.
+    """
 
     data_dir: Path
 
     def open_sink(self) -> EmbeddedChangeLog:
-        return EmbeddedChangeLog(self.data_dir)
+        return EmbeddedChangeLog(self.data_dir, cleanup_policy="delete")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
