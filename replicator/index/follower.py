@@ -67,7 +67,8 @@ class FollowerIndex(CachedAnswers):
         self._before_journal.set_iterate_upper_bound(meta.M_JOURNAL)
         self._stored = self._read_state()
         self.full_reads = 1
-        """How many catch-ups read every key of the state (the others read three)."""
+        """How many times it read every key of the state: at its opening, and at each catch-up
+        that could not keep its last full read (the others read three keys)."""
         self._prefix_lengths = meta.freeze_lengths(self._stored.lengths)
         self._catch_ups = 0
         self._caught_up_at = time.monotonic()
