@@ -18,8 +18,7 @@ from typing import Any, Final
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from store.log import record_batches as batches
-from store.log.embedded import BATCHES_FROM, RECORDS_FROM
+from store.log.embedded import records_from
 
 FORMAT: Final = "aclstore_embedded_log"
 SCHEMA: Final = "key BINARY, value BINARY, offset BIGINT, timestampMs BIGINT"
@@ -49,23 +48,6 @@ def next_offset(data_dir: str) -> int:
 ARROW_BATCH_ROWS: Final = 10_000
 
 
-def _records(db: sqlite3.Connection, start: int, end: int) -> Iterator[tuple[Any, ...]]:
-    """The records ``[start, end)`` as ``(offset, key, value, timestamp_ms)`` rows, in offset
-    order: those stored one a row, then those in batches (every one of them has a higher
-    offset, :mod:`store.log.embedded`)."""
-    for row in db.execute(RECORDS_FROM, (start,)):
-        if row[0] >= end:
-            return
-        yield row
-    for row in db.execute(BATCHES_FROM, (start,)):
-        if row[0] >= end:
-            return
-        for record in batches.unpack(*row, from_offset=start):
-            if record[0] >= end:
-                return
-            yield record
-
-
 def record_batches(data_dir: str, start: int, end: int) -> Iterator[Any]:
     """The records ``[start, end)`` as Arrow record batches of :data:`SCHEMA`'s columns:
     Spark takes them as they are, where it would convert rows one by one."""
@@ -73,7 +55,7 @@ def record_batches(data_dir: str, start: int, end: int) -> Iterator[Any]:
 
     db = _connect(data_dir)
     try:
-        records = _records(db, start, end)
+        records = itertools.takewhile(lambda record: record[0] < end, records_from(db, start))
         while rows := list(itertools.islice(records, ARROW_BATCH_ROWS)):
             offsets, keys, values, stamps = zip(*rows, strict=True)
             yield pa.RecordBatch.from_arrays(

@@ -25,10 +25,11 @@ stored one way has a lower offset than every record stored the other way, as con
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -74,17 +75,28 @@ row is a few hundred kilobytes to a few megabytes, and each page of it is one fr
 write-ahead log, checksummed and written, then copied into the database at the checkpoint.
 A log that exists keeps its page size (SQLite sets it when the file is made)."""
 
-RECORDS_FROM: Final = (
+_RECORDS_FROM: Final = (
     "SELECT offset, key, value, timestamp_ms FROM records WHERE offset >= ? ORDER BY offset"
 )
-BATCHES_FROM: Final = (
+_BATCHES_FROM: Final = (
     "SELECT base_offset, timestamp_ms, sizes, data FROM record_batches WHERE base_offset >= "
     "(SELECT coalesce(max(base_offset), 0) FROM record_batches WHERE base_offset <= ?) "
     "ORDER BY base_offset"
 )
-"""The rows holding the records from an offset on, in offset order: each record's, and each
-batch's (the first of them may start before the offset).  Read by the jobs' embedded source
-too (:mod:`jobs.common.sqlite_source`)."""
+
+StoredRecord = tuple[int, bytes, bytes | None, int]
+"""A record as stored: ``(offset, key, value, timestamp_ms)``."""
+
+
+def records_from(db: sqlite3.Connection, from_offset: int) -> Iterator[StoredRecord]:
+    """The records of the log file ``db`` from ``from_offset`` on, in offset order, stored
+    either way: those one a row, then those in batches (every batched record has a higher
+    offset than every record stored one a row).  Read lazily: the batches are queried only
+    once the rows are used up.  The jobs' embedded source reads through it too
+    (:mod:`jobs.common.sqlite_source`)."""
+    yield from db.execute(_RECORDS_FROM, (from_offset,))
+    for row in db.execute(_BATCHES_FROM, (from_offset,)):
+        yield from record_batches.unpack(*row, from_offset=from_offset)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -271,7 +283,7 @@ class EmbeddedChangeLog:
         while True:
             appends = self._appends  # read before the query: a commit after it wakes us
             with self._lock:
-                rows = self._rows_from(from_offset, max_records)
+                rows = list(itertools.islice(records_from(self._db, from_offset), max_records))
                 if not rows and not checked_end:
                     # Records found mean the offset is within the log; none found may mean
                     # the log was replaced by a shorter one: checked once per call.
@@ -288,18 +300,6 @@ class EmbeddedChangeLog:
                 if self._appends == appends:
                     self._grown.wait(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, _LAST_POLL_S)
-
-    def _rows_from(self, from_offset: int, max_records: int) -> list[tuple[int, bytes, bytes | None, int]]:
-        """Up to ``max_records`` records from ``from_offset`` as rows, stored either way."""
-        db = self._db
-        rows = db.execute(RECORDS_FROM + " LIMIT ?", (from_offset, max_records)).fetchall()
-        if len(rows) == max_records:
-            return rows  # every batched record has a higher offset than every record row
-        for row in db.execute(BATCHES_FROM, (from_offset,)):
-            rows.extend(record_batches.unpack(*row, from_offset=from_offset))
-            if len(rows) >= max_records:
-                break
-        return rows[:max_records]
 
     def watermarks(self, *, timeout: float = 10.0) -> tuple[int, int]:
         with self._lock:

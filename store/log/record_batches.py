@@ -39,11 +39,6 @@ def pack(records: Sequence[tuple[bytes, bytes | None]]) -> tuple[bytes, bytes]:
     return struct.pack(f"<{len(sizes)}i", *sizes), b"".join(parts)
 
 
-def count(sizes: bytes) -> int:
-    """How many records a batch of these ``sizes`` holds."""
-    return len(sizes) // 8
-
-
 def unpack(
     base_offset: int, timestamp_ms: int, sizes: bytes, data: bytes, *, from_offset: int = 0
 ) -> Iterator[tuple[int, bytes, bytes | None, int]]:
