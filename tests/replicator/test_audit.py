@@ -433,3 +433,26 @@ def test_a_spool_line_changed_on_disk_is_skipped_not_shipped(tmp_path: Path) -> 
     sink.close()
     assert corrupt == 1
     assert [e["data"]["resourceName"] for e in shipped] == ["orders1"]
+
+
+@pytest.mark.unit
+def test_results_given_by_the_caller_audit_the_same_decisions_and_must_match(tmp_path: Path) -> None:
+    # The decision endpoints hand the emitter the results they listed to count them: the
+    # decisions written are the same as when the emitter lists them itself.
+    b1 = binding(TOPIC, "a", "User:bob", READ)
+    actions = [Action(READ, TOPIC, n) for n in ("a", "b", "c", "a", "d")]
+    decisions = [_allowed_by(b1), DENIED, ALLOWED, _allowed_by(b1), DENIED]
+    written = []
+    for given in (False, True):
+        sink = EmbeddedChangeLog(tmp_path / f"sink-{given}")
+        emitter = AuditEmitter(sink, tmp_path / f"spool-{given}", AuditSettings(allow_sample_rate=0.0))
+        results = [d.result for d in decisions] if given else None
+        emitter.record("User:bob", "h", actions, decisions, 3, results=results)
+        with pytest.raises(ValueError, match="4 results but 5 decisions"):
+            emitter.record("User:bob", "h", actions, decisions, 3, results=[DENIED.result] * 4)
+        assert emitter.flush(10)
+        emitter.close()
+        written.append([(e["data"]["resourceName"], e["data"]["result"]) for e in events_in(sink)])
+        sink.close()
+    # b1's first use of the period, and both denials; the unsampled allow of "c" is not.
+    assert written[0] == written[1] == [("a", "ALLOWED"), ("b", "DENIED"), ("d", "DENIED")]

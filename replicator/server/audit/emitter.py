@@ -46,7 +46,7 @@ from replicator.server.audit.sinks import AuditSink, AuditSinkOpener
 from replicator.server.audit.spool import Spool
 from replicator.server.metrics import AuditFigures
 from store.acl import AclPermissionType
-from store.authorizer import ALLOWED, DENIED, Action, Decision
+from store.authorizer import ALLOWED, DENIED, Action, AuthorizationResult, Decision
 
 _RESULT: Final = attrgetter("result")
 _BINDING: Final = attrgetter("binding")
@@ -120,12 +120,19 @@ class AuditEmitter:
         actions: Sequence[Action],
         decisions: Sequence[Decision],
         offset: int,
+        *,
+        results: Sequence[AuthorizationResult] | None = None,
     ) -> None:
         """Write the request's audited decisions (every denial, a sample of the allows, and
-        each binding's first ALLOWED decision of the usage period)."""
+        each binding's first ALLOWED decision of the usage period).  ``results``: the
+        decisions' results, when the caller has them listed already."""
         if len(actions) != len(decisions):
             raise ValueError(f"{len(actions)} actions but {len(decisions)} decisions")
-        positions = self._audited(decisions)
+        if results is None:
+            results = list(map(_RESULT, decisions))
+        elif len(results) != len(decisions):
+            raise ValueError(f"{len(results)} results but {len(decisions)} decisions")
+        positions = self._audited(decisions, results)
         if not positions:
             return
         item = self._items
@@ -140,7 +147,7 @@ class AuditEmitter:
         if not self._wake.is_set():
             self._wake.set()
 
-    def _audited(self, decisions: Sequence[Decision]) -> list[int]:
+    def _audited(self, decisions: Sequence[Decision], results: Sequence[AuthorizationResult]) -> list[int]:
         """The positions of the decisions to write, in order: every denial, each binding's
         first ALLOWED decision of the usage period, and the sample of the allows.
 
@@ -151,7 +158,6 @@ class AuditEmitter:
         sampled positions are geometric, carried from one request to the next); a sampled
         denial or first use is written once."""
         n = len(decisions)
-        results = list(map(_RESULT, decisions))
         picked = []
         denied = n - results.count(ALLOWED)
         if denied:
