@@ -132,10 +132,26 @@ def listening_addresses(pids: tuple[int, ...]) -> set[str]:
     return addresses
 
 
-def aclstore(*args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
+def cluster_defaults(conf_dir: Path) -> dict[str, str]:
+    """The environment of a driver whose ``spark-defaults.conf`` (``SPARK_CONF_DIR``) sizes
+    its work for this one-core worker, as an operator sizes a cluster's: the partition counts
+    of a local session (Delta reads a table's log into 50 tasks by default, two thirds of the
+    job's run on one core) and the JVMs' client compiler alone (a run of seconds)."""
+    from jobs.common.session import LOCAL_CONF, QUERY_JVM_OPTIONS
+
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    defaults = {**LOCAL_CONF, "spark.driver.extraJavaOptions": QUERY_JVM_OPTIONS,
+                "spark.executor.extraJavaOptions": QUERY_JVM_OPTIONS}  # fmt: skip
+    (conf_dir / "spark-defaults.conf").write_text("".join(f"{k} {v}\n" for k, v in defaults.items()))
+    return {**os.environ, "SPARK_CONF_DIR": str(conf_dir)}
+
+
+def aclstore(
+    *args: str, timeout: float = 400, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "cli", *args],
-        capture_output=True, text=True, timeout=timeout, check=False,
+        capture_output=True, text=True, timeout=timeout, check=False, env=env,
     )  # fmt: skip
 
 
@@ -196,7 +212,8 @@ def test_the_archive_job_runs_on_a_loopback_cluster_that_then_stops(tmp_path: Pa
         assert worker["host"] == "127.0.0.1" and worker["cores"] == 1
         assert listening_addresses(cluster.pids) == {"127.0.0.1"}
         result = aclstore("history", "archive", "--once", "--data-dir", str(data),
-                          "--archive", str(archive), "--master", cluster.master_url)  # fmt: skip
+                          "--archive", str(archive), "--master", cluster.master_url,
+                          env=cluster_defaults(tmp_path / "conf"))  # fmt: skip
         assert result.returncode == 0, result.stderr[-4000:]
         finished = _master_state(cluster.ui_url)["completedapps"]
     with pytest.raises(OSError):
