@@ -12,10 +12,13 @@
  *       The JSON is read as UTF-8 and its escapes give any char, control chars too; the
  *       answers are UTF-8 with control chars escaped (but not U+0085, U+2028 or U+2029: split
  *       them into lines at line feeds only).  After a run that may have changed ACLs (an argument
- *       --add, -add, --remove, -remove, with or without =value) the driver waits SETTLE_MS:
- *       the broker answers CreateAcls and DeleteAcls once the controller committed them, and
- *       its authorizer (which the next run's DescribeAcls reads) applies the change a moment
- *       later.
+ *       --add, -add, --remove, -remove, with or without =value, and something on stdout) the
+ *       driver waits SETTLE_MS: the broker answers CreateAcls and DeleteAcls once the controller
+ *       committed them, and its authorizer (which the next run's DescribeAcls reads) applies the
+ *       change a moment later.  A run that printed nothing on stdout stopped at its options
+ *       (AclCommand prints an option error and its usage on stderr) and sent no request: there
+ *       is nothing to wait for.  (A run that changed ACLs without a word on stdout, and was not
+ *       waited for, could only make a later run's answer differ: the test would fail.)
  *       A line ["#describe", BOOTSTRAP] instead prints every ACL the broker holds, one JSON
  *       object {"bindings": [[resourceType, name, patternType, principal, host, operation,
  *       permissionType], ...]} from Admin.describeAcls(AclBindingFilter.ANY).
@@ -133,7 +136,8 @@ public final class AclCommandDriver {
             ArrayNode received = answer.putArray("argv");
             argv.forEach(received::add);
             realOut.println(JSON.writeValueAsString(answer));
-            if (settleMs > 0 && argv.stream().anyMatch(arg -> arg.matches("--?(add|remove)(=.*)?"))) {
+            if (settleMs > 0 && !answer.get("out").asText().isEmpty()
+                    && argv.stream().anyMatch(arg -> arg.matches("--?(add|remove)(=.*)?"))) {
                 Thread.sleep(settleMs);
             }
         }
