@@ -34,7 +34,7 @@ import pytest
 from sidecar_support import admin_client, start_node
 
 import cli
-from devtools.java import compile_harness, run_harness
+from devtools.java import SHORT_RUN_JVM_OPTIONS, compile_harness, run_harness
 from devtools.kafka_process import LocalKafka
 from devtools.maven import kafka_tools_classpath
 from replicator.server.node import Node
@@ -420,7 +420,8 @@ def run_kafka(bootstrap: str, lines: list[str]) -> tuple[list[Outcome], set[tupl
         json.dumps(["--bootstrap-server", bootstrap, *shlex.split(line)]) + "\n" for line in lines
     )
     stdin += json.dumps(["#describe", bootstrap]) + "\n"
-    out = run_harness(build, "AclCommandDriver", classpath, args=[SETTLE_MS], stdin=stdin, timeout=600)
+    out = run_harness(build, "AclCommandDriver", classpath, args=[SETTLE_MS], stdin=stdin, timeout=600,
+                      jvm_options=SHORT_RUN_JVM_OPTIONS)
     # Line feeds only: the answers hold U+0085 and U+2028 unescaped, which splitlines() splits at.
     *answers, held = [json.loads(text) for text in out.split("\n") if text.strip()]
     assert len(answers) == len(lines), f"the driver answered {len(answers)} of {len(lines)} lines"
@@ -494,7 +495,8 @@ def store_acls(node: Node) -> set[tuple[str, ...]]:
 
 def test_aclstore_acls_prints_and_stores_what_kafka_acls_does(tmp_path: Path) -> None:
     # aclstore needs no broker: its runs overlap the broker's start, Kafka's runs follow.
-    broker = LocalKafka(tmp_path / "kafka", overrides=STANDARD_AUTHORIZER)
+    broker = LocalKafka(tmp_path / "kafka", overrides=STANDARD_AUTHORIZER,
+                        jvm_options=SHORT_RUN_JVM_OPTIONS)
     node = start_node(tmp_path / "node")
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:

@@ -21,7 +21,7 @@ import pytest
 
 from cli import acl_command as ac
 from cli.configs import parse_add_config, parse_delete_config
-from devtools.java import compile_harness, run_harness
+from devtools.java import SHORT_RUN_JVM_OPTIONS, compile_harness, run_harness
 from devtools.maven import kafka_classpath
 
 pytestmark = pytest.mark.kafka  # a JVM with Kafka's jars, as the broker tier needs
@@ -94,7 +94,8 @@ def kafka_answers(values: list[str]) -> list[dict[str, object]]:
     classpath = kafka_classpath()
     build = compile_harness(HARNESS, classpath)
     stdin = "".join(json.dumps(v) + "\n" for v in values)
-    out = run_harness(build, "KafkaConfigParseHarness", classpath, stdin=stdin, timeout=120)
+    out = run_harness(build, "KafkaConfigParseHarness", classpath, stdin=stdin, timeout=120,
+                      jvm_options=SHORT_RUN_JVM_OPTIONS)
     # Line feeds only: the answers hold U+0085 and U+2028 unescaped, which splitlines() splits at.
     answers = [json.loads(line) for line in out.split("\n") if line.strip()]
     assert len(answers) == len(values), f"the harness answered {len(answers)} of {len(values)}"

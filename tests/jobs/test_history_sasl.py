@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import cli
+from devtools.java import SHORT_RUN_JVM_OPTIONS
 from devtools.kafka_process import INTER_BROKER_USER, LocalKafka
 from jobs.common import LogSource
 from jobs.history import HistoryArchive
@@ -33,7 +34,8 @@ USERS = {INTER_BROKER_USER: "admin-secret", "historian": 'a "quoted" \\ secret'}
 
 @pytest.fixture(scope="module")
 def sasl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
-    broker = LocalKafka(tmp_path_factory.mktemp("sasl-kafka"), sasl_users=USERS)
+    broker = LocalKafka(tmp_path_factory.mktemp("sasl-kafka"), sasl_users=USERS,
+                        jvm_options=SHORT_RUN_JVM_OPTIONS)
     broker.start()
     try:
         yield broker

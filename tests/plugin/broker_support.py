@@ -21,6 +21,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Producer
 
+from devtools.java import SHORT_RUN_JVM_OPTIONS
 from devtools.kafka_process import LocalKafka, free_port
 from devtools.plugin import AUTHORIZER_CLASS, plugin_jar
 
@@ -90,6 +91,7 @@ def plugin_broker(workdir: Path, sidecar: Sidecar, **overrides: str) -> LocalKaf
         workdir,
         sasl_users=USERS,
         extra_classpath=[plugin_jar()],
+        jvm_options=SHORT_RUN_JVM_OPTIONS,
         overrides={
             "authorizer.class.name": AUTHORIZER_CLASS,
             "super.users": SUPER_USERS,

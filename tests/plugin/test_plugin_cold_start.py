@@ -31,6 +31,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from devtools.java import SHORT_RUN_JVM_OPTIONS
 from devtools.kafka_process import INTERNAL_LISTENER, LocalKafka
 from devtools.plugin import AUTHORIZER_CLASS, plugin_jar
 
@@ -72,6 +73,7 @@ def test_broker_and_sidecar_start_cold_with_the_log_on_that_broker(tmp_path: Pat
         tmp_path / "kafka",
         sasl_users=SASL_USERS,
         extra_classpath=[plugin_jar()],
+        jvm_options=SHORT_RUN_JVM_OPTIONS,
         internal_listener=True,
         overrides={
             "authorizer.class.name": AUTHORIZER_CLASS,

@@ -42,6 +42,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from devtools.java import SHORT_RUN_JVM_OPTIONS
 from devtools.kafka_process import LocalKafka
 
 pytestmark = pytest.mark.kafka
@@ -105,6 +106,7 @@ class Pair:
 def brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     theirs = LocalKafka(
         Path(tmp_path_factory.mktemp("diff-standard")), heap="512m", sasl_users=USERS,
+        jvm_options=SHORT_RUN_JVM_OPTIONS,
         overrides={"authorizer.class.name": STANDARD_AUTHORIZER, "super.users": SUPER_USERS},
     )  # fmt: skip
     # Kafka's own authorizer waits for nothing of ours: its broker starts meanwhile.

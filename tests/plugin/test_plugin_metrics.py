@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.java import compile_harness, run_harness
+from devtools.java import SHORT_RUN_JVM_OPTIONS, compile_harness, run_harness
 from devtools.kafka_process import free_port
 from devtools.maven import kafka_classpath
 from devtools.plugin import plugin_jar
@@ -33,7 +33,8 @@ HARNESS = Path(__file__).resolve().parents[1] / "java" / "PluginMetricsHarness.j
 def _run(*args: str) -> str:
     classpath = [*kafka_classpath(), plugin_jar()]
     build = compile_harness(HARNESS, classpath)
-    return run_harness(build, "PluginMetricsHarness", classpath, args=args, timeout=120)
+    return run_harness(build, "PluginMetricsHarness", classpath, args=args, timeout=120,
+                       jvm_options=SHORT_RUN_JVM_OPTIONS)
 
 
 def test_without_a_sidecar_everyone_but_super_users_is_denied_and_counted() -> None:

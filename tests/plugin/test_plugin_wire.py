@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from schema_support import violations
 
-from devtools.java import compile_harness, run_harness
+from devtools.java import SHORT_RUN_JVM_OPTIONS, compile_harness, run_harness
 from devtools.maven import kafka_classpath
 from devtools.plugin import plugin_jar
 from replicator.contract import endpoints
@@ -118,7 +118,8 @@ def wire() -> dict[str, Any]:
     classpath = [*kafka_classpath(), plugin_jar()]
     build = compile_harness(HARNESS, classpath)
     stdin = json.dumps({name: _as_json(answer) for name, answer in ANSWERS.items()})
-    out = run_harness(build, "io.aclstore.kafka.WireHarness", classpath, stdin=stdin, timeout=120)
+    out = run_harness(build, "io.aclstore.kafka.WireHarness", classpath, stdin=stdin, timeout=120,
+                      jvm_options=SHORT_RUN_JVM_OPTIONS)
     return json.loads(out)  # type: ignore[no-any-return]
 
 

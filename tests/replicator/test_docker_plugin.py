@@ -182,6 +182,7 @@ def test_compose_kafka_1_and_its_sidecar_start_cold_on_this_machine(tmp_path: Pa
         ResourceType,
     )
 
+    from devtools.java import SHORT_RUN_JVM_OPTIONS
     from devtools.kafka_process import LocalKafka, free_port
     from devtools.plugin import plugin_jar
     from replicator.properties import read_properties
@@ -205,7 +206,8 @@ def test_compose_kafka_1_and_its_sidecar_start_cold_on_this_machine(tmp_path: Pa
     broker = LocalKafka(
         tmp_path / "kafka", sasl_users={"admin": admin["sasl.password"]},
         extra_classpath=[plugin_jar()],
-        jvm_options=[f"-Djava.security.auth.login.config={sasl / Path(jaas.split('=', 1)[1]).name}"],
+        jvm_options=[f"-Djava.security.auth.login.config={sasl / Path(jaas.split('=', 1)[1]).name}",
+                     *SHORT_RUN_JVM_OPTIONS],
     )  # fmt: skip
     ports = {9092: broker.broker_port, 9093: broker.controller_port, 9094: internal_port}
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from devtools.java import compile_harness, run_harness
+from devtools.java import SHORT_RUN_JVM_OPTIONS, compile_harness, run_harness
 from devtools.maven import kafka_classpath
 from store.mapping import KerberosName, KerberosShortNamer, SslPrincipalMapper, x500_get_name
 from store.mapping.java_regex import JavaRegexUnsupported, java_exception_is
@@ -332,7 +332,8 @@ def kafka_answers(cases: list[Case]) -> list[dict[str, str]]:
     classpath = kafka_classpath()
     build = compile_harness(HARNESS, classpath)
     stdin = "".join(json.dumps(case.payload) + "\n" for case in cases)
-    out = run_harness(build, "KafkaMappingHarness", classpath, stdin=stdin, timeout=120)
+    out = run_harness(build, "KafkaMappingHarness", classpath, stdin=stdin, timeout=120,
+                      jvm_options=SHORT_RUN_JVM_OPTIONS)
     answers = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert len(answers) == len(cases), f"harness answered {len(answers)} of {len(cases)} cases"
     return answers
