@@ -34,6 +34,7 @@ import pytest
 import xdist_groups
 
 from devtools.errors import BrokerStartError
+from devtools.java import SHORT_RUN_JVM_OPTIONS
 from devtools.kafka_process import BackgroundStart, LocalKafka
 
 KAFKA_FIXTURES = {"kafka_bootstrap", "kafka_broker", "unique_topic"}
@@ -118,12 +119,16 @@ def _broker_starting(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LocalKafka, BackgroundStart] | None]:
     """The session's local broker, its start under way on a thread, or None when the run
-    needs none of its own."""
+    needs none of its own.  Its JVM compiles with the client compiler alone
+    (:data:`devtools.java.SHORT_RUN_JVM_OPTIONS`): the tests ask little of it, a request here
+    and there over many code paths, and on two cores the server compiler's threads took more
+    CPU than they saved (the Kafka cases of the log contract, replica and reliability tests:
+    25 s of CPU with them, 19 s without)."""
     wanted = any(_uses_the_session_broker(item) for item in request.session.items)
     if not wanted or not _local_broker_wanted():
         yield None
         return
-    broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
+    broker = LocalKafka(tmp_path_factory.mktemp("kafka"), jvm_options=SHORT_RUN_JVM_OPTIONS)
     _keep_broker_log(request.config, broker.log_path)
     starting = broker.start_in_background()
     try:
@@ -163,7 +168,7 @@ def kafka_broker(
         yield None
         return
     # Asked for by a test the collection did not see as a Kafka test: started here and now.
-    broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
+    broker = LocalKafka(tmp_path_factory.mktemp("kafka"), jvm_options=SHORT_RUN_JVM_OPTIONS)
     _keep_broker_log(request.config, broker.log_path)
     broker.start()
     try:
