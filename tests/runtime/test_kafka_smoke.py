@@ -22,10 +22,27 @@ FAST_TOPIC = {
 
 
 def _create(bootstrap: str, topic: str, config: dict[str, str]) -> AdminClient:
+    """Create ``topic`` and wait until the broker's metadata shows it with a leader.
+
+    CreateTopics is answered once the controller has committed the topic; a broker learns of
+    it when it applies that record, a moment later, and until then answers requests about it
+    with UNKNOWN_TOPIC_OR_PART (a DescribeConfigs right after the create failed so once)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1, config=config)])
     futures[topic].result(timeout=30)
-    return admin
+    deadline = time.monotonic() + 30
+    while True:
+        found = admin.list_topics(topic=topic, timeout=10).topics.get(topic)
+        if (
+            found is not None
+            and found.error is None
+            and found.partitions
+            and all(p.leader >= 0 for p in found.partitions.values())
+        ):
+            return admin
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"topic {topic} is not in the broker's metadata 30 s after its creation")
+        time.sleep(0.05)
 
 
 def _read_all(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | None]]:
