@@ -47,6 +47,27 @@ _LOCALLY_UNKNOWN: Final = frozenset({KafkaError._UNKNOWN_PARTITION, KafkaError._
 _log = logging.getLogger("aclstore.log.kafka")
 
 
+def wait_for_leader(admin: AdminClient, topic: str, timeout: float) -> None:
+    """Wait until the broker's metadata shows ``topic``'s partition with a leader.
+
+    CreateTopics is answered once the controller has committed the topic; a broker learns of
+    it when it applies that record, a moment later, and until then answers requests about it
+    (watermarks, DescribeConfigs) with UNKNOWN_TOPIC_OR_PART.  :class:`LogUnavailableError`
+    after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            remaining = max(0.1, deadline - time.monotonic())
+            found = admin.list_topics(topic, timeout=remaining).topics.get(topic)
+        except KafkaException:  # metadata not propagated yet: ask again
+            found = None
+        partitions = {} if found is None or found.error is not None else found.partitions
+        if PARTITION in partitions and partitions[PARTITION].leader >= 0:
+            return
+        time.sleep(0.05)
+    raise LogUnavailableError(f"topic {topic!r} has no partition leader after {timeout}s")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KafkaLogSettings:
     """The topic's and the clients' settings, validated, each in one place.
@@ -212,7 +233,7 @@ class KafkaChangeLog:
         )
         try:
             admin.create_topics([new], request_timeout=timeout)[self.topic].result(timeout=timeout)
-            self._wait_for_leader(admin, timeout)
+            wait_for_leader(admin, self.topic, timeout)
             return
         except KafkaException as exc:
             error = exc.args[0] if exc.args else None
@@ -229,21 +250,6 @@ class KafkaChangeLog:
                 f"within {timeout}s: {exc!r}"
             ) from exc
         self._check_existing_topic(admin, timeout)
-
-    def _wait_for_leader(self, admin: AdminClient, timeout: float) -> None:
-        """A new topic's partition needs a leader before its watermarks can be read."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                remaining = max(0.1, deadline - time.monotonic())
-                topic = admin.list_topics(self.topic, timeout=remaining).topics.get(self.topic)
-            except KafkaException:  # metadata not propagated yet: ask again
-                topic = None
-            partitions = {} if topic is None or topic.error is not None else topic.partitions
-            if PARTITION in partitions and partitions[PARTITION].leader >= 0:
-                return
-            time.sleep(0.05)
-        raise LogUnavailableError(f"topic {self.topic!r} has no partition leader after {timeout}s")
 
     def _check_existing_topic(self, admin: AdminClient, timeout: float) -> None:
         try:

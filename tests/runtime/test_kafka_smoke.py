@@ -10,6 +10,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
+from store.log.kafka import wait_for_leader
+
 pytestmark = pytest.mark.kafka
 
 FAST_TOPIC = {
@@ -22,27 +24,13 @@ FAST_TOPIC = {
 
 
 def _create(bootstrap: str, topic: str, config: dict[str, str]) -> AdminClient:
-    """Create ``topic`` and wait until the broker's metadata shows it with a leader.
-
-    CreateTopics is answered once the controller has committed the topic; a broker learns of
-    it when it applies that record, a moment later, and until then answers requests about it
-    with UNKNOWN_TOPIC_OR_PART (a DescribeConfigs right after the create failed so once)."""
+    """Create ``topic`` and wait, as a client must, until the broker knows it (a
+    DescribeConfigs right after the create got UNKNOWN_TOPIC_OR_PART once)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1, config=config)])
     futures[topic].result(timeout=30)
-    deadline = time.monotonic() + 30
-    while True:
-        found = admin.list_topics(topic=topic, timeout=10).topics.get(topic)
-        if (
-            found is not None
-            and found.error is None
-            and found.partitions
-            and all(p.leader >= 0 for p in found.partitions.values())
-        ):
-            return admin
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"topic {topic} is not in the broker's metadata 30 s after its creation")
-        time.sleep(0.05)
+    wait_for_leader(admin, topic, 30)
+    return admin
 
 
 def _read_all(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | None]]:
