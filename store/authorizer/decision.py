@@ -10,7 +10,8 @@ tables it uses.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from store.acl import (
     WILDCARD_HOST,
@@ -62,6 +63,14 @@ class Decision:
     result: AuthorizationResult
     rule: DecisionRule
     binding: AclBinding | None = None
+    _mark: int = field(default=0, init=False, repr=False, compare=False)
+    """Scratch state of whoever holds this very object, as :attr:`AclBinding._mark` (not
+    compared, hashed or pickled; 0 on a new object): the audit emitter's usage period in which
+    it last looked at this decision.  An index keeps one ready-made decision per binding, so a
+    request's decisions are checked by one pass over them, not over their bindings."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Decision, (self.result, self.rule, self.binding)
 
     @property
     def allowed(self) -> bool:

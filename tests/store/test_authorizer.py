@@ -209,6 +209,25 @@ def test_decisions_say_why() -> None:
     assert got[3].rule is DecisionRule.DEFAULT_DENY
 
 
+def test_a_decisions_scratch_mark_is_no_part_of_its_value() -> None:
+    """An index answers with one ready-made decision object per binding, the same object
+    every time; whoever holds it may keep a number in its ``_mark`` (the audit emitter), which
+    is not compared, not hashed, and not carried by a pickle or a copy."""
+    import copy
+    import pickle
+
+    allow = acl("foo", OP.ALL)
+    index = InMemoryAclIndex([allow])
+    first, again = (authorize(index, NO_CONFIG, "User:bob", HOST, [Action(OP.READ, RT.TOPIC, "foo")])[0]
+                    for _ in range(2))  # fmt: skip
+    assert first is again and first._mark == 0
+    object.__setattr__(first, "_mark", 7)
+    fresh = type(first)(ALLOWED, DecisionRule.MATCHING_ACL, allow)
+    assert fresh == first and hash(fresh) == hash(first) and fresh._mark == 0
+    for made in (pickle.loads(pickle.dumps(first)), copy.copy(first), copy.deepcopy(first)):
+        assert made == first and made._mark == 0
+
+
 # --- Kafka's prefix-scan defect ---------------------------------------------------------------
 
 

@@ -49,7 +49,6 @@ from store.acl import AclPermissionType
 from store.authorizer import ALLOWED, DENIED, Action, AuthorizationResult, Decision
 
 _RESULT: Final = attrgetter("result")
-_BINDING: Final = attrgetter("binding")
 _MARK: Final = attrgetter("_mark")
 _PERIODS: Final = itertools.count(1)
 """Usage period numbers, unique in the process (AclBinding._mark)."""
@@ -90,8 +89,9 @@ class AuditEmitter:
         self._random = random.random
         # Each binding object whose use this period was written carries the period's number
         # (AclBinding._mark; numbers are unique in the process, so two emitters sharing an
-        # object only cost each other events, never miss one).  The replica hands out the
-        # same object for a binding while it is cached, and another object for the same
+        # object only cost each other events, never miss one), and so does each decision
+        # object looked at this period (Decision._mark).  The replica hands out the same
+        # objects for a binding while it is cached, and another object for the same
         # binding only costs one more event.
         self._period = 0
         self._items = DecisionItems()
@@ -151,7 +151,7 @@ class AuditEmitter:
         """The positions of the decisions to write, in order: every denial, each binding's
         first ALLOWED decision of the usage period, and the sample of the allows.
 
-        Done with whole-list operations (``count``, ``index``, ``map`` over the bindings'
+        Done with whole-list operations (``count``, ``index``, ``map`` over the decisions'
         period numbers) rather than a step per decision: most of a request's decisions are
         allows of bindings already used this period, and those cost nothing here unless
         sampled.  The sample is a Bernoulli process over all positions (the gaps between
@@ -167,18 +167,22 @@ class AuditEmitter:
                 picked.append(at)
                 at += 1
         period = self._usage_period()
-        if period:
-            marks = list(map(_MARK, filter(None, map(_BINDING, decisions))))
-            if marks.count(period) != len(marks):  # a binding's first use this period
-                for i, binding in enumerate(map(_BINDING, decisions)):
-                    if binding is None or binding._mark == period:
-                        continue
+        if period and list(map(_MARK, decisions)).count(period) != n:
+            # A decision not looked at this period: the first use of its binding, unless
+            # another decision object of the same binding was used already (a binding's mark
+            # is what counts; a decision's only spares the next request that look).
+            for i, decision in enumerate(decisions):
+                if decision._mark == period:
+                    continue
+                binding = decision.binding
+                if binding is not None and binding._mark != period:
                     if results[i] is ALLOWED:
                         picked.append(i)  # its first use this period
                     elif binding.permission_type is not _DENY:
                         continue  # not a use (a denial names only DENY bindings)
                     # Marked for the period (a DENY binding never allows: not looked at again).
                     object.__setattr__(binding, "_mark", period)
+                object.__setattr__(decision, "_mark", period)
         if self._rate > 0.0:
             skip = self._skip
             while skip < n:
