@@ -1,6 +1,9 @@
 """``python -m bench NAME [--quick]``: run one benchmark; it ends with its TARGET lines.
 
-Each benchmark is a module ``bench/<NAME>.py`` with ``run(quick: bool) -> list[Target]``; one
+Each run starts with a line naming the machine (its CPU model and cores, the load average and
+the memory): the same code ran the history archive half as fast again on one machine of this
+kind (AMD EPYC) as on another (Intel Xeon), so a figure is read beside the machine it came
+from.  Each benchmark is a module ``bench/<NAME>.py`` with ``run(quick: bool) -> list[Target]``; one
 whose ``run`` also takes ``events`` (the history's size) accepts ``--events N``, and one whose
 ``run`` takes ``minutes`` (how long it runs) accepts ``--minutes M``.
 """
@@ -15,6 +18,7 @@ import sys
 from pathlib import Path
 
 import bench
+from bench.process import machine_text
 from bench.report import print_targets
 
 
@@ -51,6 +55,7 @@ def main(argv: list[str]) -> int:
         if not args.minutes > 0:
             parser.error(f"--minutes takes a positive number of minutes, not {args.minutes:g}")
         options["minutes"] = args.minutes
+    print(machine_text(), flush=True)
     targets = module.run(quick=args.quick, **options)
     print_targets(targets)
     return 0

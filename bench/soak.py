@@ -58,7 +58,7 @@ from bench._soak_figures import (
     rss_growth_pct,
 )
 from bench.downgrade import _admin_loaded, _wait_ready, prefilled_log
-from bench.process import load_average, machine_text
+from bench.process import load_average
 from bench.report import Target, figure, median
 from bench.sidecar import _node_cpu, _Server
 from replicator.server.audit import SPOOL_DIR
@@ -221,7 +221,6 @@ def run(quick: bool, minutes: float | None = None) -> list[Target]:
 
 
 def _run(size: int, span: float, warmup_s: float, tmp: Path) -> list[Target]:
-    print(machine_text(), flush=True)
     intervals = max(1, math.ceil(span))
     interval_s = span * 60 / intervals
     started = time.perf_counter()
