@@ -51,7 +51,7 @@ from store.authorizer import ALLOWED, DENIED, Action, AuthorizationResult, Decis
 _RESULT: Final = attrgetter("result")
 _MARK: Final = attrgetter("_mark")
 _PERIODS: Final = itertools.count(1)
-"""Usage period numbers, unique in the process (AclBinding._mark)."""
+"""Usage period numbers, unique in the process (AclBinding._mark, Decision._mark)."""
 _DENY: Final = AclPermissionType.DENY
 
 SPOOL_DIR: Final = "audit-spool"
