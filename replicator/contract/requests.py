@@ -169,10 +169,6 @@ class AuthorizeAction(Action):
         self.log_if_allowed = log_if_allowed
         self.log_if_denied = log_if_denied
 
-    def logged(self, allowed: bool) -> bool:
-        """Whether this action's decision belongs in the audit trail."""
-        return self.log_if_allowed if allowed else self.log_if_denied
-
 
 @message("Action", closed=True)
 class ActionJson(Message):

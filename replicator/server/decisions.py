@@ -29,8 +29,6 @@ from store.mapping import KerberosShortNamer, SslPrincipalMapper, x500_get_name
 from store.principal import KafkaPrincipal
 
 _RESULT: Final = attrgetter("result")
-_LOG_IF_ALLOWED: Final = attrgetter("log_if_allowed")
-_LOG_IF_DENIED: Final = attrgetter("log_if_denied")
 
 
 class Decider(Protocol):
@@ -242,21 +240,13 @@ class DecisionEndpoints:
         flagged: Sequence[requests.AuthorizeAction] = (),
     ) -> None:
         """Count the decisions and audit them; ``flagged`` are actions whose ``logIfAllowed``
-        / ``logIfDenied`` a broker set (KIP-504): a decision it marked is not audited."""
+        / ``logIfDenied`` a broker set (KIP-504): a decision it marked is not audited (the
+        emitter looks the flags up only for the decisions it would write)."""
         results = list(map(_RESULT, decisions))
         allowed = results.count(ALLOWED)
         self.metrics.count_decisions(endpoint, allowed, len(decisions) - allowed)
-        if self.audit is not None:
-            # A broker marks few actions quiet, if any: two passes over the flags (no Python
-            # step per action) tell whether any is, before one is looked at per decision.
-            if flagged and not (all(map(_LOG_IF_ALLOWED, flagged)) and all(map(_LOG_IF_DENIED, flagged))):
-                kept = [
-                    i for i, (a, r) in enumerate(zip(flagged, results, strict=True))
-                    if a.logged(r is ALLOWED)
-                ]  # fmt: skip
-                actions = [actions[i] for i in kept]
-                decisions = [decisions[i] for i in kept]
-                results = [results[i] for i in kept]
-            if actions:
-                self.audit.record(principal, host, actions, decisions, offset, results=results)
+        if self.audit is not None and actions:
+            self.audit.record(
+                principal, host, actions, decisions, offset, results=results, flags=flagged or None
+            )
 

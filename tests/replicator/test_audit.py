@@ -19,6 +19,7 @@ from schema_support import violations
 from sidecar_support import Raw, action_json, admin_client, binding, create_acls, start_node, wait_until, wire
 
 from replicator.contract.audit_event import EVENT_TYPE, audit_event_schema
+from replicator.contract.requests import AuthorizeAction
 from replicator.server.audit import AuditEmitter, AuditSettings
 from replicator.server.audit import emitter as emitter_module
 from replicator.server.audit import lines as lines_module
@@ -166,6 +167,42 @@ def test_emitters_sharing_binding_objects_never_miss_a_first_use(tmp_path: Path)
         for got, wanted in zip(per_request, alone, strict=True):
             assert set(wanted) <= set(got) and got.count("x") == wanted.count("x")
             assert set(got) - set(wanted) <= {"g0", "g1", "g2"}  # extra: allows of the grants
+
+
+@pytest.mark.unit
+def test_decisions_the_broker_marks_quiet_are_not_written_nor_a_first_use(tmp_path: Path) -> None:
+    # KIP-504: an action whose logIfAllowed (logIfDenied) is false leaves its ALLOWED
+    # (DENIED) decision out of the trail.  A quiet use of a grant is no first use either: the
+    # grant's first logged use, later in the request or in a later one, is the one written.
+    # Hand-worked, at sample rates 0 (first uses and denials only) and 1 (every logged one).
+    grant = binding(TOPIC, "g", "User:bob", READ)
+    quiet_allow = AuthorizeAction(READ, TOPIC, "g", log_if_allowed=False)
+    quiet_deny = AuthorizeAction(READ, TOPIC, "n", log_if_denied=False)
+    logged = AuthorizeAction(READ, TOPIC, "g")
+    allow_only_quiet = AuthorizeAction(READ, TOPIC, "d", log_if_allowed=False)  # denied: logged
+    requests = [
+        [(quiet_allow, _allowed_by(grant)), (quiet_deny, DENIED), (allow_only_quiet, DENIED)],
+        [(quiet_allow, _allowed_by(grant)), (logged, _allowed_by(grant)), (quiet_deny, DENIED)],
+        [(logged, _allowed_by(grant)), (quiet_allow, _allowed_by(grant))],
+    ]
+    wanted = {
+        0.0: [["d"], ["g"], []],
+        1.0: [["d"], ["g"], ["g"]],
+    }
+    for rate, expected in wanted.items():
+        sink = EmbeddedChangeLog(tmp_path / f"sink-{rate}")
+        emitter = AuditEmitter(sink, tmp_path / f"spool-{rate}", AuditSettings(allow_sample_rate=rate))
+        for offset, request in enumerate(requests):
+            actions = [a for a, _ in request]
+            emitter.record("User:bob", "h", actions, [d for _, d in request], offset, flags=actions)
+        with pytest.raises(ValueError, match="1 actions' flags but 2 decisions"):
+            emitter.record("User:bob", "h", actions, [d for _, d in request], 9, flags=actions[:1])
+        assert emitter.flush(10)
+        emitter.close()
+        events = events_in(sink)
+        sink.close()
+        got = [[e["data"]["resourceName"] for e in events if e["data"]["offset"] == o] for o in range(3)]
+        assert got == expected, rate
 
 
 @pytest.mark.slow  # a live node and its sender's shipping rounds

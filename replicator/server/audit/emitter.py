@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from replicator.contract.audit_event import AuditEventEncoder, DecisionItems
 from replicator.server.audit.lines import line_body, line_head
@@ -59,6 +59,15 @@ LEGACY_BUFFER_FILE: Final = "audit-buffer.sqlite3"
 """The SQLite buffer of earlier versions: its events are moved into the spool at start."""
 
 _log = logging.getLogger("aclstore.audit")
+
+
+class LogFlags(Protocol):
+    """Kafka's ``Action.logIfAllowed`` / ``logIfDenied`` (KIP-504) of an action a broker sent."""
+
+    @property
+    def log_if_allowed(self) -> bool: ...
+    @property
+    def log_if_denied(self) -> bool: ...
 
 
 class AuditEmitter:
@@ -122,17 +131,23 @@ class AuditEmitter:
         offset: int,
         *,
         results: Sequence[AuthorizationResult] | None = None,
+        flags: Sequence[LogFlags] | None = None,
     ) -> None:
         """Write the request's audited decisions (every denial, a sample of the allows, and
         each binding's first ALLOWED decision of the usage period).  ``results``: the
-        decisions' results, when the caller has them listed already."""
+        decisions' results, when the caller has them listed already.  ``flags``: each
+        action's KIP-504 flags, as a broker sent them: a decision its action marks quiet
+        (``logIfAllowed`` false and ALLOWED, ``logIfDenied`` false and DENIED) is not written,
+        and a quiet ALLOWED decision is not its binding's first use either."""
         if len(actions) != len(decisions):
             raise ValueError(f"{len(actions)} actions but {len(decisions)} decisions")
         if results is None:
             results = list(map(_RESULT, decisions))
         elif len(results) != len(decisions):
             raise ValueError(f"{len(results)} results but {len(decisions)} decisions")
-        positions = self._audited(decisions, results)
+        if flags is not None and len(flags) != len(decisions):
+            raise ValueError(f"{len(flags)} actions' flags but {len(decisions)} decisions")
+        positions = self._audited(decisions, results, flags)
         if not positions:
             return
         item = self._items
@@ -147,16 +162,24 @@ class AuditEmitter:
         if not self._wake.is_set():
             self._wake.set()
 
-    def _audited(self, decisions: Sequence[Decision], results: Sequence[AuthorizationResult]) -> list[int]:
+    def _audited(
+        self,
+        decisions: Sequence[Decision],
+        results: Sequence[AuthorizationResult],
+        flags: Sequence[LogFlags] | None = None,
+    ) -> list[int]:
         """The positions of the decisions to write, in order: every denial, each binding's
-        first ALLOWED decision of the usage period, and the sample of the allows.
+        first ALLOWED decision of the usage period, and the sample of the allows; of these,
+        those whose action is not marked quiet (``flags``).
 
         Done with whole-list operations (``count``, ``index``, ``map`` over the decisions'
         period numbers) rather than a step per decision: most of a request's decisions are
         allows of bindings already used this period, and those cost nothing here unless
-        sampled.  The sample is a Bernoulli process over all positions (the gaps between
-        sampled positions are geometric, carried from one request to the next); a sampled
-        denial or first use is written once."""
+        sampled.  So too the flags: only a position picked is looked up in them (a broker
+        marks few actions quiet, if any).  The sample is a Bernoulli process over all
+        positions (the gaps between sampled positions are geometric, carried from one request
+        to the next), so over the logged ones too; a sampled denial or first use is written
+        once."""
         n = len(decisions)
         picked = []
         denied = n - results.count(ALLOWED)
@@ -164,7 +187,8 @@ class AuditEmitter:
             at = 0
             for _ in range(denied):
                 at = results.index(DENIED, at)
-                picked.append(at)
+                if flags is None or flags[at].log_if_denied:
+                    picked.append(at)
                 at += 1
         period = self._usage_period()
         if period and list(map(_MARK, decisions)).count(period) != n:
@@ -177,6 +201,8 @@ class AuditEmitter:
                 binding = decision.binding
                 if binding is not None and binding._mark != period:
                     if results[i] is ALLOWED:
+                        if flags is not None and not flags[i].log_if_allowed:
+                            continue  # quiet: not a use the trail sees (neither is marked)
                         picked.append(i)  # its first use this period
                     elif binding.permission_type is not _DENY:
                         continue  # not a use (a denial names only DENY bindings)
@@ -186,7 +212,10 @@ class AuditEmitter:
         if self._rate > 0.0:
             skip = self._skip
             while skip < n:
-                picked.append(skip)
+                if flags is None or (
+                    flags[skip].log_if_allowed if results[skip] is ALLOWED else flags[skip].log_if_denied
+                ):
+                    picked.append(skip)
                 skip += 1 + self._gap()
             self._skip = skip - n
         return sorted(set(picked)) if len(picked) > 1 else picked
