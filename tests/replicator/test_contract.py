@@ -7,13 +7,14 @@ results, and both compared with the checked-in documents field by field.
 
 from __future__ import annotations
 
+import enum
 import gc
 import json
 import re
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from schema_support import violations
@@ -60,6 +61,9 @@ DENY_BINDING = AclBinding.of(
 )  # fmt: skip
 BY_ACL = Decision(AuthorizationResult.DENIED, DecisionRule.MATCHING_ACL, DENY_BINDING)
 BY_DEFAULT = Decision(AuthorizationResult.ALLOWED, DecisionRule.DEFAULT_ALLOW)
+
+
+E = TypeVar("E", bound=enum.Enum)
 
 
 def test_the_checked_in_document_is_the_generated_one() -> None:
@@ -348,7 +352,8 @@ def test_the_audit_items_memo_lets_go_of_the_bindings_it_no_longer_keeps() -> No
 def test_an_audit_items_reason_is_the_answers_reason_as_json_dumps_writes_it() -> None:
     """The reason a spool item carries is joined from its parts: for every rule, with and
     without a binding whose names hold quotes, backslashes, control characters, non-ASCII
-    letters and a character beyond the BMP, it is ``json.dumps`` of the reason the authorize
+    letters and a character beyond the BMP, of every resource type, pattern type, operation
+    and permission type a binding can have, it is ``json.dumps`` of the reason the authorize
     answer gives (``reason_json``), byte for byte."""
     import random
 
@@ -358,11 +363,14 @@ def test_an_audit_items_reason_is_the_answers_reason_as_json_dumps_writes_it() -
     def name() -> str:
         return "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 12)))
 
+    def specific(kind: type[E]) -> E:
+        return rng.choice([m for m in kind if m.name not in ("UNKNOWN", "ANY", "MATCH")])
+
     items = DecisionItems()
     for rule in DecisionRule:
-        for _ in range(20):
-            b = AclBinding.of(ResourceType.TOPIC, name(), PatternType.PREFIXED, f"User:{name()}", name(),
-                              AclOperation.WRITE, AclPermissionType.DENY)  # fmt: skip
+        for _ in range(40):
+            b = AclBinding.of(specific(ResourceType), name(), specific(PatternType), f"User:{name()}",
+                              name(), specific(AclOperation), specific(AclPermissionType))  # fmt: skip
             for decision in (Decision(AuthorizationResult.DENIED, rule, b),
                              Decision(AuthorizationResult.DENIED, rule)):  # fmt: skip
                 item = items(Action(AclOperation.WRITE, ResourceType.TOPIC, "t"), decision)
