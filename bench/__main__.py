@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import bench
-from bench.process import machine_text
+from bench.process import load_average, machine_text, pace_text
 from bench.report import print_targets
 
 
@@ -57,6 +57,7 @@ def main(argv: list[str]) -> int:
         options["minutes"] = args.minutes
     print(machine_text(), flush=True)
     targets = module.run(quick=args.quick, **options)
+    print(f"after the run: load {load_average()}; {pace_text()}", flush=True)
     print_targets(targets)
     return 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -154,11 +155,57 @@ def cpu_model() -> str:
     return f"{model}, {len(os.sched_getaffinity(0))} cores"
 
 
+PACE_STEPS = 200_000
+PACE_SAMPLES = 7
+
+
+def pace_ms() -> list[float]:
+    """Milliseconds per million steps of one fixed interpreter loop, :data:`PACE_SAMPLES` times
+    over (under half a second in all): how fast this machine runs Python just now.
+    The same CPU model ran it at 75 to 280 ms from one minute to the next (a shared host), so
+    a figure is read beside the pace measured around it."""
+    samples = []
+    for _ in range(PACE_SAMPLES):
+        started = time.perf_counter()
+        total = 0
+        for i in range(PACE_STEPS):
+            total += i * i % 7
+        samples.append((time.perf_counter() - started) * 1e9 / PACE_STEPS)  # ns a step = ms a million
+    return samples
+
+
+MEMORY_KEYS = 1_000_000
+MEMORY_LOOKUPS = 200_000
+
+
+def memory_pace_ns() -> float:
+    """Nanoseconds per lookup of a random key in a dictionary of a million integers (about
+    100 MB, beyond the caches): how fast this machine reaches memory just now.  A decision's
+    work is mostly such reads, and in a virtual machine they vary more than the interpreter
+    loop of :func:`pace_ms` does (each miss may walk the host's page tables too)."""
+    table = {i * 7919: i for i in range(MEMORY_KEYS)}
+    rng = random.Random(1)
+    keys = [rng.randrange(MEMORY_KEYS) * 7919 for _ in range(MEMORY_LOOKUPS)]
+    get = table.get
+    started = time.perf_counter()
+    for key in keys:
+        get(key)
+    return (time.perf_counter() - started) * 1e9 / MEMORY_LOOKUPS
+
+
+def pace_text() -> str:
+    """The pace (:func:`pace_ms`: its best and its median sample) and the memory pace."""
+    samples = sorted(pace_ms())
+    best, median = samples[0], samples[len(samples) // 2]
+    return (f"pace {best:.0f} ms per million interpreter steps (median {median:.0f}), "
+            f"{memory_pace_ns():.0f} ns per random dict lookup")  # fmt: skip
+
+
 def machine_text() -> str:
-    """One line for a bench's head: the CPU, the load average and the memory."""
+    """One line for a bench's head: the CPU, the load average, the memory and the pace."""
     memory = psutil.virtual_memory()
     return (f"machine: {cpu_model()}; load {load_average()}; memory {memory.total / 1e9:.1f} GB, "
-            f"{memory.available / 1e9:.1f} GB available")  # fmt: skip
+            f"{memory.available / 1e9:.1f} GB available; {pace_text()}")  # fmt: skip
 
 
 def jvm_text(spark: Any) -> str:
