@@ -18,7 +18,8 @@ from typing import Any, Final
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from store.log.embedded import records_from
+from store.log.embedded import StoredBatch, batches_from, single_records_from
+from store.log.record_batches import TOMBSTONE, RecordBatchError
 
 FORMAT: Final = "aclstore_embedded_log"
 SCHEMA: Final = "key BINARY, value BINARY, offset BIGINT, timestampMs BIGINT"
@@ -50,21 +51,96 @@ ARROW_BATCH_ROWS: Final = 10_000
 
 def record_batches(data_dir: str, start: int, end: int) -> Iterator[Any]:
     """The records ``[start, end)`` as Arrow record batches of :data:`SCHEMA`'s columns:
-    Spark takes them as they are, where it would convert rows one by one."""
+    Spark takes them as they are, where it would convert rows one by one.
+
+    Records stored one a row are listed, :data:`ARROW_BATCH_ROWS` at a time.  A stored batch
+    (what a ``delete`` log holds, one per append: the audit log) becomes Arrow columns with
+    whole-array operations on its sizes and bytes (:func:`batch_columns`), no Python step per
+    record, and batches are joined until they hold :data:`ARROW_BATCH_ROWS` records."""
     import pyarrow as pa
 
     db = _connect(data_dir)
     try:
-        records = itertools.takewhile(lambda record: record[0] < end, records_from(db, start))
-        while rows := list(itertools.islice(records, ARROW_BATCH_ROWS)):
+        singles = itertools.takewhile(lambda record: record[0] < end, single_records_from(db, start))
+        while rows := list(itertools.islice(singles, ARROW_BATCH_ROWS)):
             offsets, keys, values, stamps = zip(*rows, strict=True)
             yield pa.RecordBatch.from_arrays(
                 [pa.array(keys, pa.binary()), pa.array(values, pa.binary()),
                  pa.array(offsets, pa.int64()), pa.array(stamps, pa.int64())],
-                names=["key", "value", "offset", "timestampMs"],
+                names=_COLUMNS,
             )  # fmt: skip
+        pending: list[Any] = []
+        held = 0
+        for stored in batches_from(db, start):
+            if stored[0] >= end:
+                break
+            columns = batch_columns(stored, start, end)
+            if columns.num_rows:
+                pending.append(columns)
+                held += columns.num_rows
+            if held >= ARROW_BATCH_ROWS:
+                yield from _joined(pending)
+                pending, held = [], 0
+        if pending:
+            yield from _joined(pending)
     finally:
         db.close()
+
+
+_COLUMNS: Final = ["key", "value", "offset", "timestampMs"]
+
+
+def _joined(batches: list[Any]) -> list[Any]:
+    """Record batches as one (a batch per stored append would be a batch per few records)."""
+    import pyarrow as pa
+
+    if len(batches) == 1:
+        return batches
+    joined: list[Any] = pa.Table.from_batches(batches).combine_chunks().to_batches()
+    return joined
+
+
+def batch_columns(stored: StoredBatch, start: int, end: int) -> Any:
+    """The records ``[start, end)`` of a stored batch (:mod:`store.log.record_batches`) as an
+    Arrow record batch of :data:`SCHEMA`'s columns: the same records, checked as
+    :func:`~store.log.record_batches.unpack` checks them (RecordBatchError).
+
+    The keys and values lie in the data one after the other, so the data is read as one
+    binary array of both (its offsets the running sum of the sizes, a tombstone's taken as
+    0) and every other element is taken: the keys, then the values, each copied once."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    base, stamp, sizes, data = stored
+    if len(sizes) % 8:
+        raise RecordBatchError(f"the batch at offset {base} has sizes of {len(sizes)} bytes")
+    lengths = np.frombuffer(sizes, dtype="<i4")
+    keys, values = lengths[0::2], lengths[1::2]
+    if len(lengths) and (int(keys.min()) < 0 or int(values.min()) < TOMBSTONE):
+        raise RecordBatchError(f"the batch at offset {base} is shorter than its sizes")
+    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.maximum(lengths, 0), out=bounds[1:])
+    if int(bounds[-1]) != len(data):
+        longer = "longer" if int(bounds[-1]) < len(data) else "shorter"
+        raise RecordBatchError(f"the batch at offset {base} is {longer} than its sizes")
+    first, last = max(start - base, 0), min(end - base, len(keys))
+    if first >= last:
+        types = (pa.binary(), pa.binary(), pa.int64(), pa.int64())
+        return pa.RecordBatch.from_arrays([pa.array([], t) for t in types], names=_COLUMNS)
+    buffers = [None, pa.py_buffer(bounds), pa.py_buffer(data)]
+    both = pa.Array.from_buffers(pa.large_binary(), len(lengths), buffers)
+    at = np.arange(2 * first, 2 * last, 2, dtype=np.int64)
+    key_column = both.take(pa.array(at)).cast(pa.binary())
+    value_column = both.take(pa.array(at + 1)).cast(pa.binary())
+    tombstones = values[first:last] == TOMBSTONE
+    if tombstones.any():
+        value_column = pc.if_else(pa.array(~tombstones), value_column, pa.nulls(last - first, pa.binary()))
+    return pa.RecordBatch.from_arrays(
+        [key_column, value_column, pa.array(np.arange(base + first, base + last, dtype=np.int64)),
+         pa.array(np.full(last - first, stamp, dtype=np.int64))],
+        names=_COLUMNS,
+    )  # fmt: skip
 
 
 class EmbeddedLogStreamReader(DataSourceStreamReader):

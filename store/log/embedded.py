@@ -88,15 +88,34 @@ StoredRecord = tuple[int, bytes, bytes | None, int]
 """A record as stored: ``(offset, key, value, timestamp_ms)``."""
 
 
+StoredBatch = tuple[int, int, bytes, bytes]
+"""A batch as stored: ``(base_offset, timestamp_ms, sizes, data)`` (:mod:`.record_batches`)."""
+
+
 def records_from(db: sqlite3.Connection, from_offset: int) -> Iterator[StoredRecord]:
     """The records of the log file ``db`` from ``from_offset`` on, in offset order, stored
     either way: those one a row, then those in batches (every batched record has a higher
     offset than every record stored one a row).  Read lazily: the batches are queried only
-    once the rows are used up.  The jobs' embedded source reads through it too
-    (:mod:`jobs.common.sqlite_source`)."""
-    yield from db.execute(_RECORDS_FROM, (from_offset,))
-    for row in db.execute(_BATCHES_FROM, (from_offset,)):
+    once the rows are used up."""
+    yield from single_records_from(db, from_offset)
+    for row in batches_from(db, from_offset):
         yield from record_batches.unpack(*row, from_offset=from_offset)
+
+
+def single_records_from(db: sqlite3.Connection, from_offset: int) -> Iterator[StoredRecord]:
+    """The records stored one a row from ``from_offset`` on, in offset order (the first half of
+    :func:`records_from`): the query's cursor."""
+    cursor: Iterator[StoredRecord] = db.execute(_RECORDS_FROM, (from_offset,))
+    return cursor
+
+
+def batches_from(db: sqlite3.Connection, from_offset: int) -> Iterator[StoredBatch]:
+    """The stored batches holding records from ``from_offset`` on, in offset order (the
+    second half of :func:`records_from`; the first may begin before ``from_offset``).  The
+    jobs' embedded source reads them as they are (:mod:`jobs.common.sqlite_source`): the
+    query's cursor."""
+    cursor: Iterator[StoredBatch] = db.execute(_BATCHES_FROM, (from_offset,))
+    return cursor
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

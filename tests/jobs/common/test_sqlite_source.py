@@ -8,13 +8,17 @@ session: :func:`record_batches` is what each task of the source runs.
 
 from __future__ import annotations
 
+import sqlite3
+import struct
 from pathlib import Path
 
 import pytest
 from embedded_log_support import earlier_embedded_log, row_counts
 
+from jobs.common import sqlite_source
 from jobs.common.sqlite_source import EmbeddedLogStreamReader, record_batches
 from store.log import EmbeddedChangeLog
+from store.log.record_batches import RecordBatchError
 
 pytestmark = pytest.mark.unit
 
@@ -48,3 +52,46 @@ def test_ranges_over_rows_and_batches_hold_the_records_written(tmp_path: Path) -
     assert reader.latestOffset() == {"offset": 6}
     parts = reader.partitions({"offset": 1}, {"offset": 6})
     assert [r for p in parts for r in rows(tmp_path, *p.value)] == written[1:]
+
+
+@pytest.mark.parametrize("joined_at", [1, 7, 10_000])
+def test_stored_batches_read_as_columns_are_the_records_the_log_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, joined_at: int
+) -> None:
+    # The source makes a stored batch's columns with whole-array operations; the log's own
+    # read (record_batches.unpack, a step per record) is the reference.  Appends of 1 to 40
+    # records, with empty keys and values, tombstones and bytes of every value, over ranges
+    # starting and ending inside batches; joined into Arrow batches of at least `joined_at`.
+    import random
+
+    monkeypatch.setattr(sqlite_source, "ARROW_BATCH_ROWS", joined_at)
+    rng = random.Random(joined_at)
+    with EmbeddedChangeLog(tmp_path, cleanup_policy="delete") as log:
+        for _ in range(30):
+            log.append([
+                (rng.randbytes(rng.randrange(0, 6)),
+                 None if rng.random() < 0.2 else rng.randbytes(rng.randrange(0, 30)))
+                for _ in range(rng.randrange(1, 41))
+            ])  # fmt: skip
+        written = [(r.offset, r.key, r.value) for r in log.read(0, max_records=10_000, timeout=0.0)]
+    assert row_counts(tmp_path / "changelog.sqlite3") == (0, 30)
+    ends = sorted(rng.sample(range(len(written) + 1), 12)) + [0, len(written)]
+    for start in ends:
+        for end in ends:
+            got = rows(tmp_path, start, end)
+            assert got == written[start:end], (start, end)
+
+
+def test_a_stored_batch_whose_sizes_do_not_match_its_bytes_is_refused(tmp_path: Path) -> None:
+    with EmbeddedChangeLog(tmp_path, cleanup_policy="delete") as log:
+        log.append([(b"k0", b"v0"), (b"k1", b"v1")])
+    db = sqlite3.connect(tmp_path / "changelog.sqlite3")
+    sizes = struct.pack("<4i", 2, 2, 2, 3)  # one byte more than the data holds
+    for bad, message in ((sizes, "shorter than its sizes"), (sizes[:12], "has sizes of 12 bytes"),
+                         (struct.pack("<4i", 2, 2, 2, 1), "longer than its sizes"),
+                         (struct.pack("<4i", 2, 2, -1, 5), "shorter than its sizes")):  # fmt: skip
+        db.execute("UPDATE record_batches SET sizes = ?", (bad,))
+        db.commit()
+        with pytest.raises(RecordBatchError, match=message):
+            rows(tmp_path, 0, 2)
+    db.close()
