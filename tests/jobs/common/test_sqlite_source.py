@@ -75,7 +75,7 @@ def test_stored_batches_read_as_columns_are_the_records_the_log_reads(
             ])  # fmt: skip
         written = [(r.offset, r.key, r.value) for r in log.read(0, max_records=10_000, timeout=0.0)]
     assert row_counts(tmp_path / "changelog.sqlite3") == (0, 30)
-    ends = sorted(rng.sample(range(len(written) + 1), 12)) + [0, len(written)]
+    ends = sorted({0, len(written), *rng.sample(range(len(written) + 1), 12)})
     for start in ends:
         for end in ends:
             got = rows(tmp_path, start, end)
