@@ -39,6 +39,8 @@ from replicator.server.workers.figures import read_snapshots
 from replicator.server.workers.process import (
     CONNECTION,
     FIGURES_ASKED,
+    FIGURES_WRITTEN,
+    TAKEN,
     WorkerConfig,
     snapshot_path,
 )
@@ -56,6 +58,9 @@ ROUTE_WAIT_S: Final = 1.0
 """How long a new connection may stay silent before it goes to a worker unread."""
 ROUTE_PENDING_MAX: Final = 1024
 """Silent new connections the node waits on at most; past that, new ones go to workers."""
+TAKEN_TIMEOUT_S: Final = 1.0
+"""How long the node waits for a live worker to say it took a connection; past it, the
+worker is taken to have it (it is alive, only slow) and its answer is skipped when it comes."""
 
 
 class ReplicaPublisher:
@@ -113,10 +118,31 @@ class _Worker:
         self.control = control
         self.lock = threading.Lock()
         self.restarts = 0
+        self.late: dict[bytes, int] = {TAKEN: 0, FIGURES_WRITTEN: 0}
+        """Answers not waited for to the end (a timeout): skipped when they come."""
 
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def answer(self, expected: bytes, timeout: float) -> bool | None:
+        """Wait (holding :attr:`lock`) for the worker's answer ``expected``: True once it
+        came, False after ``timeout`` (counted as late), None when the worker's end closed."""
+        self.control.settimeout(timeout)
+        try:
+            while True:
+                got = self.control.recv(1)
+                if not got:
+                    return None
+                if got == expected and not self.late[expected]:
+                    return True
+                if self.late.get(got):
+                    self.late[got] -= 1  # the answer to an earlier ask that timed out
+        except TimeoutError:
+            self.late[expected] += 1
+            return False
+        finally:
+            self.control.settimeout(None)
 
 
 class DecisionWorkers:
@@ -167,11 +193,7 @@ class DecisionWorkers:
             try:
                 with worker.lock:
                     worker.control.sendall(FIGURES_ASKED)
-                    worker.control.settimeout(FIGURES_TIMEOUT_S)
-                    try:
-                        worker.control.recv(1)
-                    finally:
-                        worker.control.settimeout(None)
+                    worker.answer(FIGURES_WRITTEN, FIGURES_TIMEOUT_S)
             except OSError:
                 continue
         return [snapshot_path(self.run_dir, n) for n in range(self.count)]
@@ -309,7 +331,8 @@ class DecisionWorkers:
         self._hand(connection, address)
 
     def _hand(self, connection: socket.socket, address: tuple[str, int]) -> None:
-        """To the next live worker; to the node itself when none is alive."""
+        """To the next live worker that says it took it (:data:`TAKEN`); to the node itself
+        when none does."""
         for _ in range(len(self.workers)):
             worker = self.workers[self._next % len(self.workers)]
             self._next += 1
@@ -318,6 +341,8 @@ class DecisionWorkers:
             try:
                 with worker.lock:
                     socket.send_fds(worker.control, [CONNECTION], [connection.fileno()])
+                    if worker.answer(TAKEN, TAKEN_TIMEOUT_S) is None:
+                        continue  # it died before it read the connection: the next one
             except OSError:
                 continue
             connection.close()

@@ -59,7 +59,12 @@ read), and the file system cannot free them.  After a bulk load, whose compactio
 after its last write, that is most of the index's size held per worker."""
 SNAPSHOT_S: Final = 1.0
 CONNECTION: Final = b"c"
-"""What the node sends with each connection's descriptor."""
+"""What the node sends with each connection's descriptor (answered :data:`TAKEN`)."""
+TAKEN: Final = b"t"
+"""A worker's answer to each descriptor it received, sent before it reads the connection:
+the node keeps its own copy until then, so a connection handed to a worker that dies first
+(a killed worker's memory takes a while to free, and its socket takes descriptors meanwhile)
+goes to the next worker instead of being closed unread."""
 FIGURES_ASKED: Final = b"m"
 """What the node sends to have the worker's figures written now (answered
 :data:`FIGURES_WRITTEN`): a scrape of ``/metrics`` reads them as of the scrape."""
@@ -233,6 +238,8 @@ class DecisionWorker:
                     break
                 if not message and not fds:
                     break  # the node closed its end, or died
+                if fds:
+                    control.sendall(TAKEN * len(fds))
                 for fd in fds:
                     self._take(fd)
                 if FIGURES_ASKED in message:  # the node's /metrics is being scraped
