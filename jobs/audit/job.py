@@ -27,9 +27,9 @@ dropped for arriving late, and no state grows with the events.  (Spark's
 ``dropDuplicatesWithinWatermark``, used before, kept every id of the watermark's span and
 scanned all of them each batch.)
 
-Exactly once: the checkpoint fixes each batch's offsets; every write carries Delta's
-idempotent-write pair (``txnAppId`` = this location's id, ``txnVersion`` = the batch id), so
-a batch replayed after a crash, however far it got, adds nothing twice.  What a batch is
+Exactly once: the checkpoint fixes each batch's offsets; every write is marked with this
+location's id and the batch id (:class:`~jobs.common.streaming.BatchWrites`), so a batch
+replayed after a crash, however far it got, adds nothing twice.  What a batch is
 measured against is what stood before it, whatever of it was committed: the spools' numbers
 are saved beside the checkpoint once a batch's writes have committed
 (:class:`jobs.common.streaming.BatchStates`) and a replay starts from the ones saved before it; the
@@ -64,11 +64,11 @@ from jobs.audit.transform import (
 from jobs.common.source import LogSource
 from jobs.common.streaming import (
     BatchStates,
+    BatchWrites,
     Running,
     StreamProgress,
     arrow_frame,
     hadoop_path,
-    idempotent_write,
     in_thread,
     run_micro_batches,
     table_app_id,
@@ -118,7 +118,8 @@ def decisions_path(location: str) -> str:
 
 
 def table_id(location: str) -> str:
-    """The Delta ``txnAppId`` of the tables at ``location`` (stable across restarts)."""
+    """The id the job marks its commits to the tables at ``location`` with (stable across
+    restarts; Delta's ``txnAppId`` too)."""
     return table_app_id("audit", location)
 
 
@@ -203,6 +204,7 @@ class AuditWriter:
         self.spark = spark
         self.location = location
         self.app_id = table_id(location)
+        self.writes = BatchWrites(spark, self.app_id)
         self.states = states
         self.window_days = window_days
         self.reached: dict[str, int] | None = None
@@ -238,14 +240,13 @@ class AuditWriter:
         past them."""
         import pyarrow.compute as pc
 
-        spark, location, app_id = self.spark, self.location, self.app_id
+        spark, location, tables = self.spark, self.location, self.writes
         first_row = int(pc.min(rows["auditOffset"]).as_py())
         if self.last_denied is None:
             self.last_denied = self.read_last_denied(first_row)
 
         def append(table: Any, name: str) -> Running:
-            return in_thread(idempotent_write, arrow_frame(spark, table), table_path(location, name), app_id,
-                             batch_id)  # fmt: skip
+            return in_thread(tables.write, arrow_frame(spark, table), table_path(location, name), batch_id)
 
         writes = [append(rows, "decisions"), append(minute_rows(rows), "minutes")]
         snapshot_through = self.snapshot_through
@@ -256,7 +257,7 @@ class AuditWriter:
             if batch_id % SNAPSHOT_EVERY == 0:
                 snapshot = arrow_frame(spark, self.last_denied)
                 path = table_path(location, "last_denied")
-                idempotent_write(snapshot, path, app_id, batch_id, mode="overwrite")
+                tables.write(snapshot, path, batch_id, mode="overwrite")
                 snapshot_through = first_row - 1
         finally:
             wait_all(writes)

@@ -12,10 +12,10 @@ operations (:func:`jobs.history.intervals.fold_batch`), while Spark appends the 
 then Spark appends the intervals' rows to ``validity``, whose closed rows supersede the open
 rows of the same intervals (:mod:`jobs.history.tables`): two appends, no MERGE, no join.
 
-Exactly once: the query's checkpoint fixes each batch's offsets, and both Delta writes carry
-Delta's idempotent-write pair (``txnAppId`` = this archive's id, ``txnVersion`` = the batch
-id), so a batch replayed after a crash (even a SIGKILL between the two writes) commits each
-table at most once.  A record the fold refuses stops the job: the events before it in its
+Exactly once: the query's checkpoint fixes each batch's offsets, and both Delta writes are
+marked with this archive's id and the batch id (:class:`~jobs.common.streaming.BatchWrites`),
+so a batch replayed after a crash (even a SIGKILL between the two writes) commits each table
+at most once.  A record the fold refuses stops the job: the events before it in its
 batch are archived, and :class:`~jobs.history.errors.ArchiveStoppedError` names its offset.
 """
 
@@ -28,9 +28,9 @@ from jobs.common.rows import EVENTS_SCHEMA
 from jobs.common.source import LogSource
 from jobs.common.spark_decode import decode_records
 from jobs.common.streaming import (
+    BatchWrites,
     StreamProgress,
     arrow_frame,
-    idempotent_write,
     in_thread,
     run_micro_batches,
     table_app_id,
@@ -95,7 +95,7 @@ class Archiver:
     live binding and setting), read from ``validity`` at
     the run's first batch unless the archive is new.  ``reflected`` is the last offset the
     validity table holds a change of when they are read: a batch replayed after a crash
-    (its writes then skipped by Delta's idempotent-write pair) folds only the events after
+    (its writes then skipped as ones the tables hold) folds only the events after
     it, so the carried intervals never count an event twice.
     """
 
@@ -103,6 +103,7 @@ class Archiver:
         self.spark = spark
         self.location = location
         self.app_id = archive_id(location)
+        self.writes = BatchWrites(spark, self.app_id)
         self.carried: OpenIntervals | None = OpenIntervals() if fresh else None
         self.reflected = -1
 
@@ -128,9 +129,9 @@ class Archiver:
         and the intervals they open and close to ``validity``, each table at most once per
         ``batch_id``.
 
-        The two appends are independent commits (each carries the batch's idempotent-write
-        pair, and a replay folds only what ``validity`` does not reflect yet), so they run at
-        the same time; the driver folds the intervals while the events are written.
+        The two appends are independent commits (each marked with the batch, and a replay folds
+        only what ``validity`` does not reflect yet), so they run at the same time; the driver
+        folds the intervals while the events are written.
         """
         import pyarrow.compute as pc
 
@@ -150,7 +151,7 @@ class Archiver:
     def append(self, rows: Any, count: int, path: str, batch_id: int) -> None:
         """Append ``rows`` (``count`` of them) to the Delta table at ``path``."""
         if count:
-            idempotent_write(rows, path, self.app_id, batch_id)
+            self.writes.write(rows, path, batch_id)
 
 
 def read_open_intervals(spark: Any, location: str) -> tuple[OpenIntervals, int]:
