@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from bench.process import jvm_text, load_average, machine_text
 from bench.report import Target, figure, percentile
+from jobs.common.streaming import progress_of
 from replicator.contract.audit_event import AuditEventEncoder, decision_names
 from store.acl import AclOperation, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
@@ -119,7 +120,9 @@ class _Progress:
             end = json.loads(end) if isinstance(end, str) else end
             took = progress["durationMs"].get("triggerExecution", 0) / 1000
             began = datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
-            out.append((int(end["offset"]), began + took, int(progress["numInputRows"]), took))
+            # The rows Spark counted, or (the job read the batch's range itself) the range's.
+            rows = progress_of([progress]).records
+            out.append((int(end["offset"]), began + took, rows, took))
         return out
 
     def stop(self) -> None:

@@ -3,8 +3,10 @@
 One Structured Streaming query reads the audit log (Spark's Kafka source for ``<topic>-audit``,
 the embedded-log source for ``<data dir>/audit``: the jobs' shared
 :class:`~jobs.common.source.LogSource`), and :class:`AuditWriter` takes each micro-batch's
-records to the driver once (``toArrow``), where :mod:`jobs.audit.transform` parses them into
-decisions, drops resent events and derives the rest.  Each micro-batch then writes four tables:
+records to the driver once (``toArrow`` from Kafka; from the embedded log, the batch's range
+read from the log itself: :meth:`~jobs.common.source.LogSource.batch_records`), where
+:mod:`jobs.audit.transform` parses them into decisions, drops resent events and derives the
+rest.  Each micro-batch then writes four tables:
 
 * ``decisions``: the batch's events, appended (one row per event id);
 * ``minutes``: the batch's decisions per one-minute window of event time, principal, resource,
@@ -151,7 +153,7 @@ def run_audit(
     ensure_tables(spark, location)
     retire_dedup_state(spark, checkpoint)
     states = BatchStates(spark, f"{checkpoint.rstrip('/')}/{SEQUENCES}")
-    writer = AuditWriter(spark, location, states, window_days)
+    writer = AuditWriter(spark, location, states, window_days, source.batch_records(spark, checkpoint))
     run_micro_batches(source.stream(spark, max_records_per_batch), writer, checkpoint=checkpoint,
                       name="aclstore_audit", once=once, on_progress=on_progress)  # fmt: skip
 
@@ -183,7 +185,7 @@ class AuditWriter:
     """Writes a run's micro-batches, carrying between them what the next one is measured
     against: each spool's highest sequence number and the last denials.
 
-    A batch's records are read once (``toArrow``) into Arrow columns on the driver, which
+    A batch's records are read once (``records``) into Arrow columns on the driver, which
     are every table's source (:mod:`jobs.audit.transform`): Spark appends the decisions to
     ``decisions``, their per-minute counts to ``minutes`` and the new denials to ``alerts``,
     all at the same time.  After each batch whose writes committed, the sequence numbers are
@@ -200,8 +202,16 @@ class AuditWriter:
     denials from all of its denials before the batch's first row and the table.
     """
 
-    def __init__(self, spark: Any, location: str, states: BatchStates, window_days: int) -> None:
+    def __init__(
+        self,
+        spark: Any,
+        location: str,
+        states: BatchStates,
+        window_days: int,
+        records: Callable[[Any, int], Any] = lambda batch, _: batch.toArrow(),
+    ) -> None:
         self.spark = spark
+        self.records = records
         self.location = location
         self.app_id = table_id(location)
         self.writes = BatchWrites(spark, self.app_id)
@@ -212,7 +222,7 @@ class AuditWriter:
         self.last_denied: Any = None
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        self.write(batch.toArrow(), batch_id)
+        self.write(self.records(batch, batch_id), batch_id)
 
     def write(self, records: Any, batch_id: int) -> None:
         """One micro-batch's ``records`` (Arrow, the log sources' columns, in offset order)

@@ -9,6 +9,7 @@ change log and the audit log are both read so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -61,6 +62,21 @@ class LogSource:
         return KafkaChangeLog(
             self.bootstrap_servers, self.topic, create_topic=False, client=self.client
         )
+
+    def batch_records(self, spark: Any, checkpoint: str) -> Callable[[Any, int], Any]:
+        """How a job whose query checkpoints at ``checkpoint`` takes a micro-batch's records
+        (``key, value, offset, timestampMs``) to the driver as one Arrow table, called with
+        the batch's DataFrame and id: the DataFrame collected (``toArrow``) from Kafka; the
+        batch's range read from the embedded log itself
+        (:func:`jobs.common.sqlite_source.batch_records`), which spares every record Spark's
+        rows, one way and back: the batch's DataFrame is then never run."""
+        if self.data_dir is None:
+            return lambda batch, _: batch.toArrow()
+        from jobs.common.sqlite_source import batch_records
+        from jobs.common.streaming import OffsetLog
+
+        data_dir, offsets = str(self.data_dir), OffsetLog(spark, checkpoint)
+        return lambda _, batch_id: batch_records(data_dir, offsets, batch_id)
 
     def stream(self, spark: Any, max_records_per_batch: int) -> Any:
         """A streaming DataFrame of ``key, value, offset, timestampMs`` records."""

@@ -11,6 +11,7 @@ log's batches (one row an append, :mod:`store.log.record_batches`) are read as t
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any, Final
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from jobs.common.streaming import OffsetLog, OffsetLogError
 from store.log.embedded import StoredBatch, batches_from, single_records_from
 from store.log.record_batches import TOMBSTONE, RecordBatchError
 
@@ -141,6 +143,35 @@ def batch_columns(stored: StoredBatch, start: int, end: int) -> Any:
          pa.array(np.full(last - first, stamp, dtype=np.int64))],
         names=_COLUMNS,
     )  # fmt: skip
+
+
+def batch_range(offsets: OffsetLog, batch_id: int) -> tuple[int, int]:
+    """The records ``[start, end)`` the query whose offset log is ``offsets`` reads in
+    micro-batch ``batch_id`` from this source (its one source): from the previous batch's end,
+    or :meth:`EmbeddedLogStreamReader.initialOffset`, to the batch's own."""
+
+    def offset(ends: list[str | None], batch: int) -> int:
+        if len(ends) != 1 or ends[0] is None:
+            raise OffsetLogError(f"batch {batch} of the offset log names {len(ends)} sources, not this one")
+        try:
+            return int(json.loads(ends[0])["offset"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise OffsetLogError(f"batch {batch}'s offset {ends[0]!r} is not this source's") from exc
+
+    start = offset(offsets.ends(batch_id - 1), batch_id - 1) if batch_id > 0 else 0
+    return start, offset(offsets.ends(batch_id), batch_id)
+
+
+def batch_records(data_dir: str, offsets: OffsetLog, batch_id: int) -> Any:
+    """Micro-batch ``batch_id``'s records as one Arrow table of :data:`SCHEMA`'s columns, read
+    here, from the log itself (:func:`batch_range`, :func:`record_batches`): the records the
+    batch's DataFrame holds, with none of them made a Spark row and back."""
+    import pyarrow as pa
+
+    start, end = batch_range(offsets, batch_id)
+    schema = pa.schema([("key", pa.binary()), ("value", pa.binary()), ("offset", pa.int64()),
+                        ("timestampMs", pa.int64())])  # fmt: skip
+    return pa.Table.from_batches(list(record_batches(data_dir, start, end)), schema=schema)
 
 
 class EmbeddedLogStreamReader(DataSourceStreamReader):

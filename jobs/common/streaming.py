@@ -231,6 +231,42 @@ class BatchStates:
         self._fs.delete(self._path(f"{batch_id - self.KEEP}.json"), False)
 
 
+class OffsetLogError(ValueError):
+    """A query's offset log holds no entry, or one this reading does not know, for a batch."""
+
+
+def source_offsets(entry: str) -> list[str | None]:
+    """Each source's end offset (its JSON text; None where ``-``: no offset yet) in one entry
+    of a query's offset log (``<checkpoint>/offsets/<batch id>``): a version line (``v1``), a
+    line of the batch's metadata, then a line per source.  OffsetLogError for other text."""
+    lines = entry.splitlines()
+    if len(lines) < 3 or not lines[0].startswith("v") or not lines[1].startswith("{"):
+        raise OffsetLogError(f"not an offset log entry: {entry[:80]!r}")
+    return [None if line == "-" else line for line in lines[2:]]
+
+
+class OffsetLog:
+    """The offset log of the query whose checkpoint is ``checkpoint`` (any Hadoop URI), where
+    Spark writes each micro-batch's end offsets before it runs the batch: a batch reads from
+    the previous batch's ends to its own."""
+
+    def __init__(self, spark: Any, checkpoint: str) -> None:
+        self._fs, self._folder = hadoop_path(spark, f"{checkpoint.rstrip('/')}/offsets")
+        self._new_path = spark._jvm.org.apache.hadoop.fs.Path
+        self._read_all = spark._jvm.org.apache.commons.io.IOUtils.toByteArray
+
+    def ends(self, batch_id: int) -> list[str | None]:
+        """The sources' end offsets of ``batch_id`` (:func:`source_offsets`)."""
+        path = self._new_path(self._folder, str(batch_id))
+        if not self._fs.exists(path):
+            raise OffsetLogError(f"the offset log has no batch {batch_id} under {self._folder}")
+        stream = self._fs.open(path)
+        try:
+            return source_offsets(bytes(self._read_all(stream)).decode())
+        finally:
+            stream.close()
+
+
 @dataclass(frozen=True, slots=True)
 class StreamProgress:
     """How far a streaming query has got: the records its finished batches read, where its
@@ -269,15 +305,25 @@ def _position(offset: Any) -> int | None:
 def progress_of(reports: Iterable[Mapping[str, Any]]) -> StreamProgress:
     """The progress in a query's batch reports (``StreamingQuery.lastProgress`` documents,
     oldest first, each batch counted once by its id): the records read, and the one source's
-    position and end as of the latest report that names them."""
+    position and end as of the latest report that names them.
+
+    A batch's records are its ``numInputRows``; when that is 0 and the report names where the
+    batch started and ended, the records between: a job that reads a batch's range from the
+    log itself never runs the batch's DataFrame, so Spark counts no row of it
+    (:meth:`jobs.common.source.LogSource.batch_records`)."""
     rows: dict[int, int] = {}
     position = end = None
     for report in reports:
-        rows[int(report.get("batchId", -1))] = int(report.get("numInputRows") or 0)
         sources = report.get("sources") or []
+        counted = int(report.get("numInputRows") or 0)
         if len(sources) == 1:
-            position = _position(sources[0].get("endOffset")) or position
+            began = _position(sources[0].get("startOffset"))
+            ended = _position(sources[0].get("endOffset"))
+            if not counted and began is not None and ended is not None:
+                counted = max(0, ended - began)
+            position = ended or position
             end = _position(sources[0].get("latestOffset")) or end
+        rows[int(report.get("batchId", -1))] = counted
     return StreamProgress(records=sum(rows.values()), position=position, end=end)
 
 

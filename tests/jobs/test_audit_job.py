@@ -14,6 +14,7 @@ import pytest
 
 from jobs.audit.job import decisions_path, minute_counts, run_audit, table_path
 from jobs.common import LogSource
+from jobs.common.streaming import StreamProgress
 from replicator.server.audit import AuditEmitter, AuditSettings
 from store.acl import AclOperation, ResourceType
 from store.authorizer import Action, AuthorizationResult, Decision, DecisionRule
@@ -82,7 +83,9 @@ def test_each_decision_once_across_resends_and_restarts(
     run_audit(spark, source, location, checkpoint, once=True, max_records_per_batch=4)
     emit(log_dir, spool, ASKED[6:])
     resend(log_dir, range(0, 2))  # a resend long after: its ids are already in the table
-    run_audit(spark, source, location, checkpoint, once=True, max_records_per_batch=4)
+    progress: list[StreamProgress] = []
+    run_audit(spark, source, location, checkpoint, once=True, max_records_per_batch=4,
+              on_progress=progress.append)  # fmt: skip
 
     table = spark.read.format("delta").load(decisions_path(location))
     rows = table.collect()
@@ -90,6 +93,9 @@ def test_each_decision_once_across_resends_and_restarts(
     with EmbeddedChangeLog(log_dir) as log:
         records = log.read(0, max_records=1000)
     assert len(records) == len(ASKED) + 5  # the resends are in the log, not in the table
+    # The second run read the records after the first run's 9 from the log itself (Spark ran
+    # no DataFrame of them), and its progress counts them.
+    assert progress[-1] == StreamProgress(records=len(records) - 9, position=len(records), end=len(records))
     # Expected counts by hand from ASKED, summed over the minutes the events fell in.
     expected = Counter((p, "TOPIC", t, op.name, d.result.value) for p, op, t, d in ASKED)
     assert Counter(tuple(r[c] for c in KEY) for r in rows) == expected

@@ -16,10 +16,12 @@ from store.events import AclCreated
 from store.log.embedded import EmbeddedChangeLog
 
 
-def _report(batch: int, rows: int, end: str | None, latest: str | None) -> dict[str, Any]:
+def _report(
+    batch: int, rows: int, end: str | None, latest: str | None, start: str | None = None
+) -> dict[str, Any]:
     """A report shaped as pyspark gives it: offsets as JSON text, "None" when absent."""
-    return {"batchId": batch, "numInputRows": rows,
-            "sources": [{"endOffset": str(end), "latestOffset": str(latest)}]}  # fmt: skip
+    source = {"startOffset": str(start), "endOffset": str(end), "latestOffset": str(latest)}
+    return {"batchId": batch, "numInputRows": rows, "sources": [source]}
 
 
 @pytest.mark.unit
@@ -33,6 +35,9 @@ def test_progress_counts_each_batch_once_and_reads_both_offset_shapes() -> None:
     assert progress_of(kafka).remaining == 300
     embedded = [_report(0, 10, '{"offset": 10}', '{"offset": 25}'), _report(1, 0, None, None)]
     assert progress_of(embedded) == StreamProgress(records=10, position=10, end=25)
+    # A batch read from the log itself: Spark counts no row, its offsets say 15.
+    read_by_the_job = [*embedded, _report(2, 0, '{"offset": 25}', '{"offset": 25}', '{"offset": 10}')]
+    assert progress_of(read_by_the_job) == StreamProgress(records=25, position=25, end=25)
     assert progress_of([]) == StreamProgress(records=0, position=None, end=None)
     assert progress_of([]).remaining is None
 
