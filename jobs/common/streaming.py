@@ -184,6 +184,29 @@ def hadoop_path(spark: Any, uri: str) -> tuple[Any, Any]:
     return path.getFileSystem(spark._jsc.hadoopConfiguration()), path
 
 
+class HadoopFolder:
+    """One folder's files (any Hadoop URI: a checkpoint's), each read whole."""
+
+    def __init__(self, spark: Any, uri: str) -> None:
+        self.fs, self.folder = hadoop_path(spark, uri)
+        self._new_path = spark._jvm.org.apache.hadoop.fs.Path
+        self._read_all = spark._jvm.org.apache.commons.io.IOUtils.toByteArray
+
+    def path(self, name: str) -> Any:
+        return self._new_path(self.folder, name)
+
+    def read(self, name: str) -> bytes | None:
+        """The file ``name``'s bytes, or None when there is none."""
+        path = self.path(name)
+        if not self.fs.exists(path):
+            return None
+        stream = self.fs.open(path)
+        try:
+            return bytes(self._read_all(stream))
+        finally:
+            stream.close()
+
+
 class BatchStates:
     """A small JSON document per micro-batch in a folder (beside a query's checkpoint), read
     and written through Hadoop's file systems, so any checkpoint URI serves.
@@ -195,40 +218,34 @@ class BatchStates:
     KEEP: Final = 10
 
     def __init__(self, spark: Any, folder: str) -> None:
-        self._fs, self._folder = hadoop_path(spark, folder)
-        self._new_path = spark._jvm.org.apache.hadoop.fs.Path
-        self._read_all = spark._jvm.org.apache.commons.io.IOUtils.toByteArray
-
-    def _path(self, name: str) -> Any:
-        return self._new_path(self._folder, name)
+        self._files = HadoopFolder(spark, folder)
 
     def before(self, batch_id: int) -> Any:
         """The document saved by the latest batch before ``batch_id``, or None."""
-        if not self._fs.exists(self._folder):
+        fs, folder = self._files.fs, self._files.folder
+        if not fs.exists(folder):
             return None
-        names = [status.getPath().getName() for status in self._fs.listStatus(self._folder)]
+        names = [status.getPath().getName() for status in fs.listStatus(folder)]
         saved = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
         earlier = [one for one in saved if one < batch_id]
         if not earlier:
             return None
-        stream = self._fs.open(self._path(f"{max(earlier)}.json"))
-        try:
-            return json.loads(bytes(self._read_all(stream)))
-        finally:
-            stream.close()
+        document = self._files.read(f"{max(earlier)}.json")
+        return None if document is None else json.loads(document)
 
     def save(self, batch_id: int, document: Any) -> None:
         """``document`` as ``batch_id``'s (over a copy saved by an earlier try of the batch)."""
-        final, temporary = self._path(f"{batch_id}.json"), self._path(f".{batch_id}.json.tmp")
-        out = self._fs.create(temporary, True)
+        fs, path = self._files.fs, self._files.path
+        final, temporary = path(f"{batch_id}.json"), path(f".{batch_id}.json.tmp")
+        out = fs.create(temporary, True)
         try:
             out.write(bytearray(json.dumps(document).encode()))
         finally:
             out.close()
-        self._fs.delete(final, False)
-        if not self._fs.rename(temporary, final):
+        fs.delete(final, False)
+        if not fs.rename(temporary, final):
             raise OSError(f"could not rename {temporary} to {final}")
-        self._fs.delete(self._path(f"{batch_id - self.KEEP}.json"), False)
+        fs.delete(path(f"{batch_id - self.KEEP}.json"), False)
 
 
 class OffsetLogError(ValueError):
@@ -251,20 +268,14 @@ class OffsetLog:
     the previous batch's ends to its own."""
 
     def __init__(self, spark: Any, checkpoint: str) -> None:
-        self._fs, self._folder = hadoop_path(spark, f"{checkpoint.rstrip('/')}/offsets")
-        self._new_path = spark._jvm.org.apache.hadoop.fs.Path
-        self._read_all = spark._jvm.org.apache.commons.io.IOUtils.toByteArray
+        self._files = HadoopFolder(spark, f"{checkpoint.rstrip('/')}/offsets")
 
     def ends(self, batch_id: int) -> list[str | None]:
         """The sources' end offsets of ``batch_id`` (:func:`source_offsets`)."""
-        path = self._new_path(self._folder, str(batch_id))
-        if not self._fs.exists(path):
-            raise OffsetLogError(f"the offset log has no batch {batch_id} under {self._folder}")
-        stream = self._fs.open(path)
-        try:
-            return source_offsets(bytes(self._read_all(stream)).decode())
-        finally:
-            stream.close()
+        entry = self._files.read(str(batch_id))
+        if entry is None:
+            raise OffsetLogError(f"the offset log has no batch {batch_id} under {self._files.folder}")
+        return source_offsets(entry.decode())
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,26 +313,37 @@ def _position(offset: Any) -> int | None:
     return None
 
 
+def _embedded_position(offset: Any) -> int | None:
+    """The embedded log's offset ``{"offset": n}`` (JSON text, as Spark reports it) as n; None
+    for any other source's, or none."""
+    try:
+        parsed = json.loads(offset) if isinstance(offset, str) else offset
+    except ValueError:
+        return None
+    if isinstance(parsed, dict) and list(parsed) == ["offset"] and type(parsed["offset"]) is int:
+        return int(parsed["offset"])
+    return None
+
+
 def progress_of(reports: Iterable[Mapping[str, Any]]) -> StreamProgress:
     """The progress in a query's batch reports (``StreamingQuery.lastProgress`` documents,
     oldest first, each batch counted once by its id): the records read, and the one source's
     position and end as of the latest report that names them.
 
-    A batch's records are its ``numInputRows``; when that is 0 and the report names where the
-    batch started and ended, the records between: a job that reads a batch's range from the
-    log itself never runs the batch's DataFrame, so Spark counts no row of it
-    (:meth:`jobs.common.source.LogSource.batch_records`)."""
+    A batch's records are its ``numInputRows``, but for a batch of the embedded log of which
+    Spark counted none: a job that reads a batch's range from the log itself never runs the
+    batch's DataFrame (:meth:`jobs.common.source.LogSource.batch_records`), so its records are
+    the offsets between the batch's start (a query's first batch, whose start Spark reports
+    as none, starts at the log's offset 0) and its end."""
     rows: dict[int, int] = {}
     position = end = None
     for report in reports:
         sources = report.get("sources") or []
         counted = int(report.get("numInputRows") or 0)
         if len(sources) == 1:
-            began = _position(sources[0].get("startOffset"))
-            ended = _position(sources[0].get("endOffset"))
-            if not counted and began is not None and ended is not None:
-                counted = max(0, ended - began)
-            position = ended or position
+            if not counted and (ended := _embedded_position(sources[0].get("endOffset"))) is not None:
+                counted = max(0, ended - (_embedded_position(sources[0].get("startOffset")) or 0))
+            position = _position(sources[0].get("endOffset")) or position
             end = _position(sources[0].get("latestOffset")) or end
         rows[int(report.get("batchId", -1))] = counted
     return StreamProgress(records=sum(rows.values()), position=position, end=end)

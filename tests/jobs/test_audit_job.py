@@ -80,12 +80,14 @@ def test_each_decision_once_across_resends_and_restarts(
     source = LogSource.embedded(log_dir)
     emit(log_dir, spool, ASKED[:6])
     resend(log_dir, range(2, 5))  # offsets 6..8 repeat events 2..4
-    run_audit(spark, source, location, checkpoint, once=True, max_records_per_batch=4)
+    first_run: list[StreamProgress] = []
+    run_audit(spark, source, location, checkpoint, once=True, max_records_per_batch=4,
+              on_progress=first_run.append)  # fmt: skip
     emit(log_dir, spool, ASKED[6:])
     resend(log_dir, range(0, 2))  # a resend long after: its ids are already in the table
-    progress: list[StreamProgress] = []
+    second_run: list[StreamProgress] = []
     run_audit(spark, source, location, checkpoint, once=True, max_records_per_batch=4,
-              on_progress=progress.append)  # fmt: skip
+              on_progress=second_run.append)  # fmt: skip
 
     table = spark.read.format("delta").load(decisions_path(location))
     rows = table.collect()
@@ -93,9 +95,10 @@ def test_each_decision_once_across_resends_and_restarts(
     with EmbeddedChangeLog(log_dir) as log:
         records = log.read(0, max_records=1000)
     assert len(records) == len(ASKED) + 5  # the resends are in the log, not in the table
-    # The second run read the records after the first run's 9 from the log itself (Spark ran
-    # no DataFrame of them), and its progress counts them.
-    assert progress[-1] == StreamProgress(records=len(records) - 9, position=len(records), end=len(records))
+    # Each run read its records from the log itself (Spark ran no DataFrame of them), and its
+    # progress counts them: the first run 9, the second the rest.
+    assert first_run[-1] == StreamProgress(records=9, position=9, end=9)
+    assert second_run[-1] == StreamProgress(records=len(records) - 9, position=len(records), end=len(records))
     # Expected counts by hand from ASKED, summed over the minutes the events fell in.
     expected = Counter((p, "TOPIC", t, op.name, d.result.value) for p, op, t, d in ASKED)
     assert Counter(tuple(r[c] for c in KEY) for r in rows) == expected
