@@ -55,6 +55,7 @@ TLS_HANDSHAKE_TIMEOUT_S: Final = 10.0
 JSON: Final = "application/json"
 _REFUSAL_LOG_INTERVAL_S: Final = 10.0
 _POLL_INTERVAL_S: Final = 0.05
+_DRAIN_POLL_S: Final = 0.01
 """How often the accept loop looks for a stop: :meth:`SidecarHTTPServer.stop` waits up to this."""
 
 
@@ -313,6 +314,8 @@ class SidecarHTTPServer(ThreadingHTTPServer):
         self._open_by_address: dict[str, int] = {}
         self._refused = 0
         self._refusal_logged = -_REFUSAL_LOG_INTERVAL_S
+        self._draining = False
+        self._idle: set[socket.socket] = set()
         super().__init__(address, _Handler, bind_and_activate=bind)
         if tls is not None and bind:
             self.socket = tls.wrap_socket(
@@ -346,8 +349,38 @@ class SidecarHTTPServer(ThreadingHTTPServer):
         with self._open_lock:
             return self._open_total
 
+    def drain(self, timeout_s: float) -> bool:
+        """Answer no further request: each connection closes after the request it is in the
+        middle of, if any (an idle one closes now), and a connection handed over later is
+        closed at once.  Waits up to ``timeout_s`` for every connection to close; True when
+        all did.  A decision worker drains before it closes what its answers are made of, so
+        no answer is made from a closed index or spool."""
+        with self._open_lock:
+            self._draining = True
+            idle = list(self._idle)
+        for connection in idle:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + timeout_s
+        while self.open_connections and time.monotonic() < deadline:
+            time.sleep(_DRAIN_POLL_S)
+        return self.open_connections == 0
+
+    def awaits_request(self, connection: socket.socket, waiting: bool) -> bool:
+        """Mark ``connection`` as waiting for its next request (or no longer); False, and not
+        marked, once the server drains: the connection is to close."""
+        with self._open_lock:
+            if not waiting:
+                self._idle.discard(connection)
+                return True
+            if self._draining:
+                return False
+            self._idle.add(connection)
+            return True
+
     def process_request(self, request: Any, client_address: Any) -> None:
-        """Start the connection's thread, or close it at once when a connection bound is hit."""
+        """Start the connection's thread, or close it at once when a connection bound is hit
+        or the server drains."""
         address = str(client_address[0])
         limits = self.limits
         with self._open_lock:
@@ -356,12 +389,14 @@ class SidecarHTTPServer(ThreadingHTTPServer):
                 self._open_total >= limits.max_connections
                 or per_address >= limits.max_connections_per_address
             )
-            if not refused:
+            draining = self._draining
+            if not refused and not draining:
                 self._open_total += 1
                 self._open_by_address[address] = per_address + 1
-        if refused:
+        if refused or draining:
             self.shutdown_request(request)
-            self._log_refusal(address, per_address)
+            if refused:
+                self._log_refusal(address, per_address)
             return
         try:
             super().process_request(request, client_address)
@@ -504,13 +539,19 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def handle_one_request(self) -> None:
-        """Wait idle for a request's first byte, then give the request its deadlines."""
+        """Wait idle for a request's first byte, then give the request its deadlines (none
+        once the server drains: :meth:`SidecarHTTPServer.drain`)."""
         self._reader.deadline = None
+        if not self.server.awaits_request(self.connection, True):
+            self.close_connection = True
+            return
         try:
             first = self._buffered.peek(1)
         except (TimeoutError, OSError):
             first = b""
-        if not first:  # closed by the client, or idle for too long
+        finally:
+            self.server.awaits_request(self.connection, False)
+        if not first:  # closed by the client, idle for too long, or the server drains
             self.close_connection = True
             return
         self._started = time.monotonic()

@@ -55,6 +55,9 @@ def kill_mid_burst(data_dir: Path, kills: int, seconds: float, batch: int) -> tu
         node.kill()  # mid-burst: requests are being answered as it dies
         runner.join(30)
         assert burst.requests > 5, f"round {round_}: only {burst.requests} requests were sent"
+        # Killed mid-burst, the node's decision workers answer the requests in hand and no
+        # other: none meets the index or spool they close (a 503 naming a full disk, before).
+        assert burst.unexpected == [], f"round {round_}"
         answered.extend(burst.answered)
         unanswered.update(burst.in_flight)
     assert len(answered) == len(set(answered))

@@ -122,6 +122,7 @@ def test_aggregates_equal_the_answered_decisions_across_node_and_job_kills(
         assert runner.is_alive(), "the node stopped answering"
         stop.set()
         runner.join(30)
+        assert [b.unexpected for b in bursts] == [[], []]
         wait_until(lambda: node.metric("aclstore_audit_buffered_events") == 0, 120, "shipping")
         assert node.metric("aclstore_audit_dropped_events_total") == 0
         end = log_end(data_dir)

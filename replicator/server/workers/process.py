@@ -8,7 +8,8 @@ decisions into a spool of its own, shipped by a sender of its own, and writes it
 the node's ``/metrics`` (:mod:`.figures`).
 
 It stops when the node closes its end of the Unix socket (or dies: the socket ends then too),
-or on SIGTERM: it ships what audit events it can, writes its last figures and exits.
+or on SIGTERM: it answers the requests in hand and no other (:meth:`SidecarHTTPServer.drain`),
+ships what audit events it can, writes its last figures and exits.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ FIGURES_ASKED: Final = b"m"
 :data:`FIGURES_WRITTEN`): a scrape of ``/metrics`` reads them as of the scrape."""
 FIGURES_WRITTEN: Final = b"k"
 FORWARD_TIMEOUT_S: Final = 600.0
+DRAIN_S: Final = 5.0
+"""How long a stopping worker waits for the requests in hand to be answered."""
 """Bound of one forwarded request's wait for the node (a long downgrade check included)."""
 
 
@@ -261,6 +264,11 @@ class DecisionWorker:
 
     def close(self) -> None:
         self.stopping.set()
+        # The requests in hand are answered first and no other is: a request must not meet a
+        # closed spool or index (a 503 naming a full disk, when the node has only stopped).
+        if not self.server.drain(DRAIN_S):
+            _log.warning("%d connection(s) still open after %.0f s; closing the worker anyway",
+                         self.server.open_connections, DRAIN_S)  # fmt: skip
         if self.audit is not None:
             self.audit.close()
         self._write_figures()
