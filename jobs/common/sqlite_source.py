@@ -11,7 +11,6 @@ log's batches (one row an append, :mod:`store.log.record_batches`) are read as t
 from __future__ import annotations
 
 import itertools
-import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any, Final
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from jobs.common.streaming import OffsetLog, OffsetLogError
+from jobs.common.streaming import OffsetLog, OffsetLogError, embedded_offset
 from store.log.embedded import StoredBatch, batches_from, single_records_from
 from store.log.record_batches import TOMBSTONE, RecordBatchError
 
@@ -153,10 +152,10 @@ def batch_range(offsets: OffsetLog, batch_id: int) -> tuple[int, int]:
     def offset(ends: list[str | None], batch: int) -> int:
         if len(ends) != 1 or ends[0] is None:
             raise OffsetLogError(f"batch {batch} of the offset log names {len(ends)} sources, not this one")
-        try:
-            return int(json.loads(ends[0])["offset"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise OffsetLogError(f"batch {batch}'s offset {ends[0]!r} is not this source's") from exc
+        found = embedded_offset(ends[0])
+        if found is None:
+            raise OffsetLogError(f"batch {batch}'s offset {ends[0]!r} is not this source's")
+        return found
 
     start = offset(offsets.ends(batch_id - 1), batch_id - 1) if batch_id > 0 else 0
     return start, offset(offsets.ends(batch_id), batch_id)

@@ -313,7 +313,7 @@ def _position(offset: Any) -> int | None:
     return None
 
 
-def _embedded_position(offset: Any) -> int | None:
+def embedded_offset(offset: Any) -> int | None:
     """The embedded log's offset ``{"offset": n}`` (JSON text, as Spark reports it) as n; None
     for any other source's, or none."""
     try:
@@ -341,8 +341,8 @@ def progress_of(reports: Iterable[Mapping[str, Any]]) -> StreamProgress:
         sources = report.get("sources") or []
         counted = int(report.get("numInputRows") or 0)
         if len(sources) == 1:
-            if not counted and (ended := _embedded_position(sources[0].get("endOffset"))) is not None:
-                counted = max(0, ended - (_embedded_position(sources[0].get("startOffset")) or 0))
+            if not counted and (ended := embedded_offset(sources[0].get("endOffset"))) is not None:
+                counted = max(0, ended - (embedded_offset(sources[0].get("startOffset")) or 0))
             position = _position(sources[0].get("endOffset")) or position
             end = _position(sources[0].get("latestOffset")) or end
         rows[int(report.get("batchId", -1))] = counted
